@@ -1,0 +1,182 @@
+"""Belief bounds (thesis §4.1.1.1, §4.1.1.2, §4.2.2.1, Appendix A.2.2).
+
+Link-rate beliefs for CCAC and the ideal link (Eq. 4.1.2, discretized as in
+REFERENCE-SPEC): over every window (s, e] of length w with ACKed bytes
+ΔS = S(e) − S(s),
+
+* lower candidate ΔS / (w + D)  (from r·T ≤ C·(T + D), Eq. A.2.8);
+* upper candidate ΔS / (w − D), only when w > D and every step of the window was
+  *utilized* — the sender saw qdel_lo > 0 while sending new bytes, or detected a
+  loss (Eq. A.2.7 needs λ ≥ C throughout);
+
+c_lo(e) = max(c_lo(e−1), lower candidates), c_hi(e) = min(c_hi(e−1), upper ones).
+
+Belief timeouts (§4.1.1.2), when configured: a periodic timeout at a phase the
+solver picks (optionally only while c_hi ≤ guard·c_lo) and a timeout when the
+beliefs are empty.  On a timeout the beliefs are recomputed from the windows since
+the previous timeout, widening by at most ``max_expand``.
+
+CBR-delay beliefs (§4.2.2.1): c_lo_lambda, the largest (A(s+R) − A(s)) / (R + D)
+over send windows of length T* = R whose bytes were all serviced within D and
+without loss (Eq. 4.2.2); and q_hi, the queue upper bound
+q_hi(t) = max(0, q_hi(t−1) + A(t) − A(t−1) − c_lo_lambda(t−R)·1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+import z3
+
+from ccmatic.network.delay import qdel
+from ccmatic.trace import Trace
+
+
+@dataclass
+class RateBeliefs:
+    c_lo: list[list[z3.ArithRef]]
+    c_hi: list[list[z3.ArithRef]]
+    timeout: list[list[z3.BoolRef]] | None
+
+
+def _max_of(var: z3.ArithRef, terms: list[z3.ArithRef]) -> list[z3.BoolRef]:
+    """var == max(terms), as (var ≥ each) ∧ (var equals one)."""
+    cs: list[z3.BoolRef] = [var >= x for x in terms]
+    cs.append(z3.Or(*[var == x for x in terms]))
+    return cs
+
+
+def _min_of(var: z3.ArithRef, terms: list[z3.ArithRef]) -> list[z3.BoolRef]:
+    cs: list[z3.BoolRef] = [var <= x for x in terms]
+    cs.append(z3.Or(*[var == x for x in terms]))
+    return cs
+
+
+def rate_beliefs(tr: Trace) -> RateBeliefs:
+    return cast(RateBeliefs, tr.lazy("rate_beliefs", lambda: _build_rate(tr)))
+
+
+def _build_rate(tr: Trace) -> RateBeliefs:
+    T, m, e = tr.T, tr.model, tr.enc
+    D = m.D
+    q = qdel(tr) if D >= 0 else None
+    c_lo = [[z3.Real(f"c_lo_{f},{t}") for t in range(T)] for f in range(tr.N)]
+    c_hi = [[z3.Real(f"c_hi_{f},{t}") for t in range(T)] for f in range(tr.N)]
+    to_cfg = m.belief_timeouts
+    timeouts: list[list[z3.BoolRef]] | None = None
+    if to_cfg is not None:
+        timeouts = [[z3.Bool(f"belief_timeout_{f},{t}") for t in range(T)] for f in range(tr.N)]
+    for f in range(tr.N):
+        A, S, Ld = tr.A_f[f], tr.S_f[f], tr.Ld_f[f]
+        e.add("beliefs t=0", c_lo[f][0] >= 0)
+        # utilized(s): interval (s, s+1]
+        util = []
+        for s in range(T - 1):
+            assert q is not None
+            no_small_delay = z3.Not(z3.Or(*[q[f][s + 1][dt] for dt in range(min(D, T - 1) + 1)]))
+            util.append(z3.Or(z3.And(no_small_delay, A[s + 1] > A[s]), Ld[s + 1] > Ld[s]))
+
+        def lower(s: int, en: int) -> z3.ArithRef:
+            return (S[en] - S[s]) / (en - s + D)
+
+        def upper_ok(s: int, en: int) -> z3.BoolRef | None:
+            if en - s <= D:
+                return None
+            return z3.And(*util[s:en])
+
+        def upper(s: int, en: int) -> z3.ArithRef:
+            return (S[en] - S[s]) / (en - s - D)
+
+        if timeouts is None:
+            for en in range(1, T):
+                lows = [c_lo[f][en - 1]] + [lower(s, en) for s in range(en)]
+                e.add("Eq. 4.1.2 c_lo", *_max_of(c_lo[f][en], lows))
+                ups = [c_hi[f][en - 1]]
+                for s in range(en):
+                    ok = upper_ok(s, en)
+                    if ok is not None:
+                        ups.append(z3.If(ok, upper(s, en), c_hi[f][en - 1]))
+                e.add("Eq. 4.1.2 c_hi", *_min_of(c_hi[f][en], ups))
+            continue
+        # --- with belief timeouts (§4.1.1.2) ---
+        assert to_cfg is not None
+        TO = timeouts[f]
+        x = tr.const(to_cfg.max_expand)
+        last = [z3.Int(f"bt_last_{f},{t}") for t in range(T)]  # last timeout ≤ t
+        prev = [z3.Int(f"bt_prev_{f},{t}") for t in range(T)]  # the one before
+        e.add("belief timeout", z3.Not(TO[0]), last[0] <= 0, prev[0] <= last[0])
+        phase = None
+        if to_cfg.period is not None:
+            phase = z3.Int(f"bt_phase_{f}")
+            e.add("belief timeout", phase >= 0, phase < to_cfg.period)
+            tr.extra_vars.append(phase)
+        for t in range(1, T):
+            fire = []
+            if phase is not None and to_cfg.period is not None:
+                per = phase == (t % to_cfg.period)
+                if to_cfg.guard is not None:
+                    per = z3.And(per, c_hi[f][t - 1] <= tr.const(to_cfg.guard) * c_lo[f][t - 1])
+                fire.append(per)
+            if to_cfg.invalid:
+                fire.append(c_hi[f][t - 1] < c_lo[f][t - 1])
+            e.add("belief timeout", TO[t] == (z3.Or(*fire) if fire else z3.BoolVal(False)))
+            e.add("belief timeout", last[t] == z3.If(TO[t], t, last[t - 1]),
+                  prev[t] == z3.If(TO[t], last[t - 1], prev[t - 1]))
+        for en in range(1, T):
+            # windows eligible at en: start at or after prev[en]
+            new_lows = [z3.If(prev[en] <= s, lower(s, en), 0) for s in range(en)]
+            all_lows = [z3.If(prev[en] <= s, lower(s, e2), 0) for e2 in range(1, en + 1) for s in range(e2)]
+            lo_keep = z3.Real(f"c_lo_keep_{f},{en}")
+            lo_reset = z3.Real(f"c_lo_reset_{f},{en}")
+            e.add("Eq. 4.1.2 c_lo", *_max_of(lo_keep, [c_lo[f][en - 1]] + new_lows))
+            e.add("§4.1.1.2 c_lo on timeout", *_max_of(lo_reset, [c_lo[f][en - 1] / x] + all_lows))
+            e.add("c_lo", c_lo[f][en] == z3.If(TO[en], lo_reset, lo_keep))
+            hi_keep = z3.Real(f"c_hi_keep_{f},{en}")
+            hi_reset = z3.Real(f"c_hi_reset_{f},{en}")
+            ups_keep = [c_hi[f][en - 1]]
+            ups_reset = [x * c_hi[f][en - 1]]
+            for e2 in range(1, en + 1):
+                for s in range(e2):
+                    ok = upper_ok(s, e2)
+                    if ok is None:
+                        continue
+                    if e2 == en:
+                        ups_keep.append(z3.If(z3.And(ok, prev[en] <= s), upper(s, e2), c_hi[f][en - 1]))
+                    ups_reset.append(z3.If(z3.And(ok, prev[en] <= s), upper(s, e2), x * c_hi[f][en - 1]))
+            e.add("Eq. 4.1.2 c_hi", *_min_of(hi_keep, ups_keep))
+            e.add("§4.1.1.2 c_hi on timeout", *_min_of(hi_reset, ups_reset))
+            e.add("c_hi", c_hi[f][en] == z3.If(TO[en], hi_reset, hi_keep))
+    return RateBeliefs(c_lo, c_hi, timeouts)
+
+
+@dataclass
+class CbrBeliefs:
+    c_lo_lambda: list[list[z3.ArithRef]]
+    q_hi: list[list[z3.ArithRef]]
+
+
+def cbr_beliefs(tr: Trace) -> CbrBeliefs:
+    return cast(CbrBeliefs, tr.lazy("cbr_beliefs", lambda: _build_cbr(tr)))
+
+
+def _build_cbr(tr: Trace) -> CbrBeliefs:
+    T, m, e = tr.T, tr.model, tr.enc
+    R, D = m.R, m.D
+    cl = [[z3.Real(f"c_lo_lambda_{f},{t}") for t in range(T)] for f in range(tr.N)]
+    qh = [[z3.Real(f"q_hi_{f},{t}") for t in range(T)] for f in range(tr.N)]
+    for f in range(tr.N):
+        A, S, L = tr.A_f[f], tr.S_f[f], tr.L_f[f]
+        e.add("c_lo_lambda t=0", cl[f][0] >= 0, qh[f][0] >= 0)
+        for en in range(1, T):
+            cands = [cl[f][en - 1]]
+            # window (s, s+R] fully serviced by s+R+D (= en), no loss in it
+            s = en - R - D
+            if s >= 0:
+                ok = z3.And(S[s + R + D] >= A[s + R] - L[s + R], L[s + R] == L[s])
+                cands.append(z3.If(ok, (A[s + R] - A[s]) / (R + D), cl[f][en - 1]))
+            e.add("Eq. 4.2.2 c_lo_lambda", *_max_of(cl[f][en], cands))
+        for t in range(1, T):
+            nxt = qh[f][t - 1] + A[t] - A[t - 1] - cl[f][max(0, t - R)]
+            e.add("§4.2.2.1 q_hi", qh[f][t] == z3.If(nxt > 0, nxt, 0))
+    return CbrBeliefs(cl, qh)

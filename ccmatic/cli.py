@@ -1,0 +1,233 @@
+"""The ``ccmatic`` command.
+
+Every handler is a pure function ``(args, out, err) -> int``; :func:`main` parses
+arguments, maps :class:`SpecError` to one line on stderr with exit code 2 (no
+traceback unless ``--debug``), and returns the handler's exit code.
+
+Exit codes: 0 proved / success, 1 counterexample, 2 bad input, 3 unknown/timeout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+from ccmatic import __version__
+from ccmatic.config import Query, RunOptions
+from ccmatic.errors import Loc, SpecError
+from ccmatic.library import Library
+
+EXIT_OK, EXIT_CEX, EXIT_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
+
+Handler = Callable[[argparse.Namespace, TextIO, TextIO], int]
+
+
+def _lib(args: argparse.Namespace) -> Library:
+    return Library.default(args.lib)
+
+
+def _resolve_query(args: argparse.Namespace, name: str) -> Path:
+    lib = _lib(args)
+    p = lib.find("queries", name)
+    if p is None:
+        raise SpecError(Loc(name), "query file not found", "give a path, or a query name from 'ccmatic list'")
+    return p
+
+
+def _load_query(args: argparse.Namespace, name: str) -> Query:
+    from ccmatic.loader import load_query
+
+    q = load_query(_resolve_query(args, name), _lib(args))
+    if getattr(args, "T", None) is not None:
+        if args.T < 2:
+            raise SpecError(Loc("--T"), f"T must be at least 2, got {args.T}")
+        if q.periodic is not None and q.periodic >= args.T:
+            raise SpecError(Loc("--T"), f"T={args.T} must exceed the query's periodic = {q.periodic}")
+        q = replace(q, T=args.T)
+    return q
+
+
+def _opts(args: argparse.Namespace) -> RunOptions:
+    t = args.timeout
+    if t is not None and t <= 0:
+        raise SpecError(Loc("--timeout"), f"timeout must be positive, got {t}")
+    return RunOptions(timeout_s=t, seed=args.seed)
+
+
+def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ccmatic.report import verify_json, verify_text
+    from ccmatic.verify import Counterexample, Proved, verify
+
+    q = _load_query(args, args.query)
+    if not args.json:
+        err.write(f"verifying {q.name} (T={q.T}) ...\n")
+    rep = verify(q, _opts(args))
+    if args.plot and isinstance(rep.outcome, Counterexample):
+        from ccmatic.plot import plot_trace
+
+        plot_trace(rep.outcome.trace, args.plot, title=f"{q.name}: counterexample")
+    if args.json:
+        out.write(json.dumps(verify_json(rep), indent=2) + "\n")
+    else:
+        out.write(verify_text(rep) + "\n")
+        if args.plot:
+            if isinstance(rep.outcome, Counterexample):
+                out.write(f"  plot: {args.plot}\n")
+            else:
+                out.write("  (no counterexample, nothing to plot)\n")
+    if isinstance(rep.outcome, Proved):
+        return EXIT_OK
+    if isinstance(rep.outcome, Counterexample):
+        return EXIT_CEX
+    return EXIT_UNKNOWN
+
+
+def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ccmatic.lang.cca import load_cca
+    from ccmatic.loader import TomlDoc
+
+    lib = _lib(args)
+    rows: dict[str, list[dict[str, Any]]] = {"models": [], "templates": [], "queries": [], "proofs": []}
+    for kind in rows:
+        for p in lib.listing(kind):
+            desc = ""
+            try:
+                if p.suffix == ".toml":
+                    desc = str(TomlDoc(p).data.get("description", ""))
+                else:
+                    first = next((ln for ln in p.read_text().splitlines() if ln.startswith("#")), "")
+                    desc = first.lstrip("# ").strip()
+                    load_cca(p)  # only list CCA files that load
+            except SpecError as e:
+                desc = f"(invalid: {e.render()})"
+            rows[kind].append({"name": p.stem if kind != "queries" else str(p.relative_to(p.parent.parent.parent)) if False else p.stem,
+                               "path": str(p), "description": desc})
+    if args.json:
+        out.write(json.dumps(rows, indent=2) + "\n")
+        return EXIT_OK
+    titles = {"models": "Models", "templates": "CCAs and templates", "queries": "Queries", "proofs": "Proofs"}
+    for kind, items in rows.items():
+        out.write(f"{titles[kind]} ({len(items)}):\n")
+        for it in items:
+            where = Path(it["path"]).parent.name
+            name = it["name"] if kind != "queries" else f"{where}/{it['name']}"
+            out.write(f"  {name:28s} {it['description']}\n")
+    return EXIT_OK
+
+
+def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ccmatic.verify import verify
+
+    files: list[Path] = []
+    for item in args.paths:
+        p = Path(item)
+        if p.is_dir():
+            files += sorted(p.rglob("*.toml"))
+        else:
+            files.append(_resolve_query(args, item))
+    if not files:
+        raise SpecError(Loc(" ".join(args.paths)), "no query files found")
+    rows = []
+    for p in files:
+        q = _load_query(args, str(p))
+        t0 = time.perf_counter()
+        rep = verify(q, _opts(args))
+        wall = time.perf_counter() - t0
+        row = {"query": str(p), "result": rep.result, "expect": q.expect, "T": q.T,
+               "wall_s": round(wall, 3), "encode_s": round(rep.encode_s, 3), "solve_s": round(rep.solve_s, 3),
+               "constraints": rep.n_constraints}
+        rows.append(row)
+        if not args.json:
+            mark = "" if q.expect in (None, rep.result) else f"  (expected {q.expect})"
+            out.write(f"{p.stem:32s} {rep.result:15s} wall {wall:7.2f}s  encode {rep.encode_s:6.2f}s  "
+                      f"solve {rep.solve_s:7.2f}s{mark}\n")
+            out.flush()
+    if args.json:
+        out.write(json.dumps({"rows": rows, "total_wall_s": round(sum(r["wall_s"] for r in rows), 3)}, indent=2) + "\n")
+    bad = [r for r in rows if r["expect"] not in (None, r["result"])]
+    return EXIT_OK if not bad else EXIT_CEX
+
+
+def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Load and validate a CCA file (or a query) without solving."""
+    from ccmatic.lang.cca import load_cca
+
+    p = Path(args.file)
+    if p.suffix == ".toml":
+        q = _load_query(args, args.file)
+        load_cca(q.cca_path)
+        res = {"file": str(p), "ok": True, "kind": "query"}
+    else:
+        lib = _lib(args)
+        found = lib.find("templates", args.file)
+        prog = load_cca(found or p)
+        res = {"file": str(found or p), "ok": True, "kind": "cca", "sets_rate": prog.sets_rate,
+               "sets_cwnd": prog.sets_cwnd, "reads": sorted(prog.reads), "warmup_steps": prog.warmup(1)}
+    if args.json:
+        out.write(json.dumps(res) + "\n")
+    else:
+        out.write(f"{res['file']}: ok\n")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+    common.add_argument("--lib", action="append", default=[], metavar="DIR",
+                        help="extra library folder (with models/, templates/, queries/)")
+    common.add_argument("--debug", action="store_true", help="show tracebacks")
+    solver = argparse.ArgumentParser(add_help=False)
+    solver.add_argument("--timeout", type=float, default=120.0, metavar="S", help="solver timeout per check (s)")
+    solver.add_argument("--seed", type=int, default=0, help="solver random seed")
+    solver.add_argument("--T", type=int, default=None, metavar="N", help="override the horizon T")
+
+    p = argparse.ArgumentParser(prog="ccmatic", description="Verify and synthesize congestion control algorithms with SMT.",
+                                parents=[common])
+    p.add_argument("--version", action="version", version=f"ccmatic {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    v = sub.add_parser("verify", parents=[common, solver], help="check a CCA against a query: proved / counterexample / unknown")
+    v.add_argument("query", help="query file or name (see 'ccmatic list')")
+    v.add_argument("--plot", metavar="FILE.png", help="plot the counterexample to this file")
+    v.set_defaults(handler=cmd_verify)
+
+    ls = sub.add_parser("list", parents=[common], help="list models, CCAs, queries and proofs")
+    ls.set_defaults(handler=cmd_list)
+
+    b = sub.add_parser("bench", parents=[common, solver], help="time queries: wall, encode and solve seconds")
+    b.add_argument("paths", nargs="+", metavar="DIR_OR_FILE")
+    b.set_defaults(handler=cmd_bench)
+
+    c = sub.add_parser("check", parents=[common], help="load and validate a CCA file or query without solving")
+    c.add_argument("file")
+    c.set_defaults(handler=cmd_check)
+    return p
+
+
+def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse already printed its one-line usage error
+        return EXIT_INPUT if e.code not in (0, None) else EXIT_OK
+    try:
+        return int(args.handler(args, out, err))
+    except SpecError as e:
+        if args.debug:
+            raise
+        err.write(e.render() + "\n")
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        err.write("interrupted\n")
+        return EXIT_UNKNOWN
+
+
+if __name__ == "__main__":
+    sys.exit(main())

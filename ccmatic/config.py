@@ -1,0 +1,119 @@
+"""Typed configuration: network models, beliefs, queries, and run options.
+
+Layering follows defaults < file < command line: the dataclasses hold the defaults,
+``ccmatic.loader`` fills them from TOML files, and the CLI overrides a few fields
+(``--T``, ``--timeout``) with :func:`dataclasses.replace`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Literal
+
+from ccmatic.lang.source import Source
+
+Family = Literal["ideal", "cbr_delay", "ccac"]
+BufferMode = Literal["infinite", "finite", "arbitrary", "small", "large"]
+LossMode = Literal["droptail", "ccac"]
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """Bottleneck buffer β.
+
+    * ``infinite``: no congestive loss;
+    * ``finite``: β = k·C·R (k BDPs);
+    * ``arbitrary``: the solver picks any constant β ≥ 0;
+    * ``small`` / ``large``: β ≤ k·C·(R+D) / β ≥ k·C·(R+D), β otherwise free.
+    """
+
+    mode: BufferMode = "infinite"
+    k: Fraction | None = None
+
+    def describe(self) -> str:
+        if self.mode == "infinite":
+            return "infinite"
+        if self.mode == "finite":
+            return f"{self.k} BDP"
+        if self.mode == "arbitrary":
+            return "arbitrary (solver picks β ≥ 0)"
+        op = "≤" if self.mode == "small" else "≥"
+        return f"{self.mode} (β {op} {self.k}·C·(R+D))"
+
+
+@dataclass(frozen=True)
+class BeliefTimeouts:
+    """Belief timeouts (thesis §4.1.1.2).
+
+    ``period``: periodic timeouts every ``period`` steps at a phase the solver picks;
+    ``guard``: only time out when c_hi ≤ guard·c_lo (None: always);
+    ``invalid``: also time out when the beliefs are empty (c_hi < c_lo);
+    ``max_expand``: on a timeout the beliefs may widen by at most this factor.
+    """
+
+    period: int | None = None
+    guard: Fraction | None = None
+    invalid: bool = True
+    max_expand: Fraction = Fraction(2)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    name: str = "ccac"
+    family: Family = "ccac"
+    description: str = ""
+    C: Fraction = Fraction(1)
+    R: int = 1
+    D: int = 1
+    N: int = 1
+    compose: bool = True
+    epsilon: Fraction = Fraction(0)
+    buffer: Buffer = field(default_factory=Buffer)
+    loss: LossMode = "ccac"
+    dupacks: Fraction = Fraction(3)
+    timeouts: bool = False
+    mss_max_bdp: Fraction | None = None
+    qdel_prehistory: Literal["free", "hidden"] = "free"
+    belief_timeouts: BeliefTimeouts | None = None
+
+    @property
+    def bdp(self) -> Fraction:
+        return self.C * self.R
+
+
+@dataclass(frozen=True)
+class Objective:
+    """One objective of a query's property (a conjunct)."""
+
+    kind: str
+    params: dict[str, object]
+    source: Source | None = None  # for kind == "expr"
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Initial:
+    beliefs_consistent: bool = False
+    no_initial_loss: bool = False
+
+
+@dataclass(frozen=True)
+class Query:
+    path: str
+    name: str
+    description: str
+    cca_path: str
+    model: ModelConfig
+    T: int
+    expect: str | None = None
+    periodic: int | None = None
+    initial: Initial = field(default_factory=Initial)
+    assumptions: tuple[Source, ...] = ()
+    objectives: tuple[Objective, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    timeout_s: float | None = 60.0
+    seed: int = 0

@@ -1,0 +1,194 @@
+"""Source text handling: the ``=>`` operator, holes, and location mapping.
+
+Python has no ``=>``; before parsing, ``A => B`` is rewritten at the token level to
+``__implies__(A, B)`` with ``=>`` binding weaker than every other operator and
+associating to the right.  Holes ``?`` / ``?name`` (templates) become
+``__hole__name`` identifiers.  A :class:`Source` remembers the rewrites so that
+error columns point into the text the user wrote.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import dataclass, field
+
+from ccmatic.errors import Loc, SpecError
+
+IMPLIES = "__implies__"
+HOLE_PREFIX = "__hole__"
+
+
+@dataclass
+class Source:
+    """A piece of source text, possibly embedded in a larger file.
+
+    ``line0``/``col0`` give the (1-based) position of the text's first character in
+    ``file``; ``edits`` records insertions made by rewriting, per rewritten line, as
+    (column in rewritten text, number of inserted characters).
+    """
+
+    file: str
+    text: str
+    line0: int = 1
+    col0: int = 1
+    edits: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+
+    def loc(self, lineno: int | None, col_offset: int | None) -> Loc:
+        """Map a (1-based line, 0-based column) of the *rewritten* text to a Loc."""
+        if lineno is None:
+            return Loc(self.file, self.line0)
+        col = col_offset or 0
+        for at, n in sorted(self.edits.get(lineno, []), reverse=True):
+            if col >= at + n:
+                col -= n
+            elif col >= at:
+                col = at
+        line = self.line0 + lineno - 1
+        col = col + (self.col0 if lineno == 1 else 1)
+        return Loc(self.file, line, col)
+
+    def node_loc(self, node: ast.AST) -> Loc:
+        return self.loc(getattr(node, "lineno", None), getattr(node, "col_offset", None))
+
+
+def _tokens(text: str) -> list[tokenize.TokenInfo]:
+    return list(tokenize.generate_tokens(io.StringIO(text).readline))
+
+
+def prepare(src: Source) -> str:
+    """Rewrite holes and ``=>``; return text that :func:`ast.parse` accepts."""
+    text = _rewrite_holes(src)
+    while True:
+        new = _rewrite_one_implies(src, text)
+        if new is None:
+            return text
+        text = new
+
+
+def _rewrite_holes(src: Source) -> str:
+    lines = src.text.split("\n")
+    out = []
+    counter = 0
+    for i, line in enumerate(lines, start=1):
+        res = []
+        j = 0
+        while j < len(line):
+            ch = line[j]
+            if ch == "#":
+                res.append(line[j:])
+                break
+            if ch == "?":
+                k = j + 1
+                while k < len(line) and (line[k].isalnum() or line[k] == "_"):
+                    k += 1
+                name = line[j + 1 : k]
+                if not name:
+                    counter += 1
+                    name = f"h{counter}"
+                elif not (name[0].isalpha() or name[0] == "_"):
+                    raise SpecError(
+                        src.loc(i, j), f"bad hole name '?{name}'", "hole names start with a letter"
+                    )
+                repl = HOLE_PREFIX + name
+                src.edits.setdefault(i, []).append((len("".join(res)), len(repl) - (k - j)))
+                res.append(repl)
+                j = k
+                continue
+            res.append(ch)
+            j += 1
+        out.append("".join(res))
+    return "\n".join(out)
+
+
+_STOP_RIGHT = {"for", "async"}
+_STOP_LEFT = {"for", "in", "if", "else", "lambda", "return", "assert", "elif", "while"}
+
+
+def _rewrite_one_implies(src: Source, text: str) -> str | None:
+    """Rewrite the right-most ``=>`` of ``text``; None when there is none."""
+    try:
+        toks = _tokens(text)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None  # let ast.parse report the syntax error
+    toks = [t for t in toks if t.type not in (tokenize.COMMENT, tokenize.NL)]
+    pos = None
+    for i in range(len(toks) - 1):
+        a, b = toks[i], toks[i + 1]
+        if a.string == "=" and b.string == ">" and a.end == b.start:
+            pos = i
+    if pos is None:
+        return None
+    line_starts = [0]
+    for ln in text.split("\n"):
+        line_starts.append(line_starts[-1] + len(ln) + 1)
+
+    def off(rc: tuple[int, int]) -> int:
+        return line_starts[rc[0] - 1] + rc[1]
+
+    # left boundary
+    depth = 0
+    i = pos - 1
+    left_tok = None
+    while i >= 0:
+        tk = toks[i]
+        s = tk.string
+        if tk.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            break
+        if s in (")", "]", "}"):
+            depth += 1
+        elif s in ("(", "[", "{"):
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and (s in (",", ":", "=") or (tk.type == tokenize.NAME and s in _STOP_LEFT)):
+            break
+        left_tok = tk
+        i -= 1
+    # right boundary
+    depth = 0
+    j = pos + 2
+    right_tok = None
+    while j < len(toks):
+        tk = toks[j]
+        s = tk.string
+        if tk.type in (tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT):
+            break
+        if s in ("(", "[", "{"):
+            depth += 1
+        elif s in (")", "]", "}"):
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and (s in (",", ":") or (tk.type == tokenize.NAME and s in _STOP_RIGHT)):
+            break
+        right_tok = tk
+        j += 1
+    arrow = toks[pos]
+    if left_tok is None or right_tok is None:
+        raise SpecError(
+            src.loc(arrow.start[0], arrow.start[1]),
+            "'=>' needs an expression on both sides",
+            "write 'premise => conclusion'",
+        )
+    lo = off(left_tok.start)
+    ao = off(arrow.start)
+    ro = off(right_tok.end)
+    head = IMPLIES + "("
+    new = text[:lo] + head + text[lo:ao] + "," + text[ao + 2 : ro] + ")" + text[ro:]
+    # record column shifts (only for single-line expressions is this exact)
+    ln = left_tok.start[0]
+    src.edits.setdefault(ln, []).append((left_tok.start[1], len(head)))
+    src.edits.setdefault(arrow.start[0], []).append((arrow.start[1] + len(head), -1))
+    return new
+
+
+def parse(src: Source, mode: str) -> ast.AST:
+    """Parse prepared source; ``mode`` is 'exec' (programs) or 'eval' (expressions)."""
+    text = prepare(src)
+    try:
+        return ast.parse(text, filename=src.file, mode=mode)
+    except SyntaxError as e:
+        msg = e.msg or "syntax error"
+        raise SpecError(src.loc(e.lineno, (e.offset or 1) - 1), f"syntax error: {msg}") from None
