@@ -5,9 +5,15 @@ REFERENCE-SPEC): over every window (s, e] of length w with ACKed bytes
 ΔS = S(e) − S(s),
 
 * lower candidate ΔS / (w + D)  (from r·T ≤ C·(T + D), Eq. A.2.8);
-* upper candidate ΔS / (w − D), only when w > D and every step of the window was
-  *utilized* — the sender saw qdel_lo > 0 while sending new bytes, or detected a
-  loss (Eq. A.2.7 needs λ ≥ C throughout);
+* upper candidate ΔS / (w − D), only when w > D and every step of the window is
+  known to have been *utilized* (Eq. A.2.7 needs λ ≥ C throughout, i.e. no token
+  was wasted): some byte that had arrived by the end of the step was still queued
+  D later (its RTT showed queueing delay beyond D, qdel_L > 0), or — with a
+  drop-tail buffer β > 0 — bytes sent in the step were dropped and the loss has
+  been detected.  Evidence arrives late, so at step e every window ending by e is
+  re-judged with what is known at e.  (REFERENCE-SPEC's evidence — no delay bucket
+  ≤ D among the samples, or any detection in the step — admits traces with C
+  outside [c_lo, c_hi]; tests/test_beliefs.py keeps the proof of soundness);
 
 c_lo(e) = max(c_lo(e−1), lower candidates), c_hi(e) = min(c_hi(e−1), upper ones).
 
@@ -70,20 +76,33 @@ def _build_rate(tr: Trace) -> RateBeliefs:
     for f in range(tr.N):
         A, S, Ld = tr.A_f[f], tr.S_f[f], tr.Ld_f[f]
         e.add("beliefs t=0", c_lo[f][0] >= 0)
-        # utilized(s): interval (s, s+1]
-        util = []
-        for s in range(T - 1):
-            assert q is not None
-            no_small_delay = z3.Not(z3.Or(*[q[f][s + 1][dt] for dt in range(min(D, T - 1) + 1)]))
-            util.append(z3.Or(z3.And(no_small_delay, A[s + 1] > A[s]), Ld[s + 1] > Ld[s]))
+        L = tr.L_f[f]
+        eps = tr.const(m.epsilon) if (m.family == "ccac" and not m.compose) else z3.RealVal(0)
+        loss_evidence = m.loss == "droptail" and tr.buffer is not None
+
+        def utilized(s: int, en: int) -> z3.BoolRef:
+            """Step (s, s+1] is known at step en to have had no waste (λ ≥ C).
+
+            Backlog evidence: some byte that arrived by s+1 was still undelivered at
+            s+1+D.  Waste at s+1 needs every arrived byte to hold a token by s+1
+            (Eq. A.2.5), and a token is used within D (Eq. A.2.3), so the link was
+            busy.  Loss evidence (drop-tail, β > 0): bytes sent in the step were
+            dropped, so the queue was full, and the sender has detected it by en."""
+            ev = []
+            if s + 1 + D <= en:
+                ev.append(S[s + 1 + D] + eps < A[s + 1] - L[s + 1])
+            if loss_evidence:
+                ev.append(z3.And(L[s + 1] > L[s], Ld[en] > L[s]))
+            return z3.Or(*ev) if ev else z3.BoolVal(False)
 
         def lower(s: int, en: int) -> z3.ArithRef:
             return (S[en] - S[s]) / (en - s + D)
 
-        def upper_ok(s: int, en: int) -> z3.BoolRef | None:
-            if en - s <= D:
+        def upper_ok(s: int, e2: int, en: int) -> z3.BoolRef | None:
+            """Window (s, e2] is known at step en to have been utilized throughout."""
+            if e2 - s <= D:
                 return None
-            return z3.And(*util[s:en])
+            return z3.And(*[utilized(x, en) for x in range(s, e2)])
 
         def upper(s: int, en: int) -> z3.ArithRef:
             return (S[en] - S[s]) / (en - s - D)
@@ -92,11 +111,13 @@ def _build_rate(tr: Trace) -> RateBeliefs:
             for en in range(1, T):
                 lows = [c_lo[f][en - 1]] + [lower(s, en) for s in range(en)]
                 e.add("Eq. 4.1.2 c_lo", *_max_of(c_lo[f][en], lows))
+                # every window ending by en, judged with the loss evidence known at en
                 ups = [c_hi[f][en - 1]]
-                for s in range(en):
-                    ok = upper_ok(s, en)
-                    if ok is not None:
-                        ups.append(z3.If(ok, upper(s, en), c_hi[f][en - 1]))
+                for e2 in range(1, en + 1):
+                    for s in range(e2):
+                        ok = upper_ok(s, e2, en)
+                        if ok is not None:
+                            ups.append(z3.If(ok, upper(s, e2), c_hi[f][en - 1]))
                 e.add("Eq. 4.1.2 c_hi", *_min_of(c_hi[f][en], ups))
             continue
         # --- with belief timeouts (§4.1.1.2) ---
@@ -138,11 +159,10 @@ def _build_rate(tr: Trace) -> RateBeliefs:
             ups_reset = [x * c_hi[f][en - 1]]
             for e2 in range(1, en + 1):
                 for s in range(e2):
-                    ok = upper_ok(s, e2)
+                    ok = upper_ok(s, e2, en)
                     if ok is None:
                         continue
-                    if e2 == en:
-                        ups_keep.append(z3.If(z3.And(ok, prev[en] <= s), upper(s, e2), c_hi[f][en - 1]))
+                    ups_keep.append(z3.If(z3.And(ok, prev[en] <= s), upper(s, e2), c_hi[f][en - 1]))
                     ups_reset.append(z3.If(z3.And(ok, prev[en] <= s), upper(s, e2), x * c_hi[f][en - 1]))
             e.add("Eq. 4.1.2 c_hi", *_min_of(hi_keep, ups_keep))
             e.add("§4.1.1.2 c_hi on timeout", *_min_of(hi_reset, ups_reset))

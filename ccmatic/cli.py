@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, NoReturn, TextIO
 
 from ccmatic import __version__
 from ccmatic.config import Query, RunOptions
@@ -33,6 +34,9 @@ def _lib(args: argparse.Namespace) -> Library:
 
 def _resolve_query(args: argparse.Namespace, name: str) -> Path:
     lib = _lib(args)
+    if Path(name).suffix == ".cca":
+        raise SpecError(Loc(name), "this is a CCA file, not a query",
+                        "write a query .toml that names it (cca = \"...\"), or use 'ccmatic check' on the CCA")
     p = lib.find("queries", name)
     if p is None:
         raise SpecError(Loc(name), "query file not found", "give a path, or a query name from 'ccmatic list'")
@@ -54,8 +58,8 @@ def _load_query(args: argparse.Namespace, name: str) -> Query:
 
 def _opts(args: argparse.Namespace) -> RunOptions:
     t = args.timeout
-    if t is not None and t <= 0:
-        raise SpecError(Loc("--timeout"), f"timeout must be positive, got {t}")
+    if t is not None and not (math.isfinite(t) and t > 0):
+        raise SpecError(Loc("--timeout"), f"timeout must be a positive number of seconds, got {t}")
     return RunOptions(timeout_s=t, seed=args.seed)
 
 
@@ -63,10 +67,14 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ccmatic.report import verify_json, verify_text
     from ccmatic.verify import Counterexample, Proved, verify
 
+    opts = _opts(args)
     q = _load_query(args, args.query)
-    if not args.json:
-        err.write(f"verifying {q.name} (T={q.T}) ...\n")
-    rep = verify(q, _opts(args))
+
+    def progress() -> None:  # only once encoded, so that an input error stays one line
+        if not args.json:
+            err.write(f"verifying {q.name} (T={q.T}) ...\n")
+
+    rep = verify(q, opts, on_encoded=progress)
     if args.plot and isinstance(rep.outcome, Counterexample):
         from ccmatic.plot import plot_trace
 
@@ -89,6 +97,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ccmatic.lang.cca import load_cca
+    from ccmatic.lang.source import read_source
     from ccmatic.loader import TomlDoc
 
     lib = _lib(args)
@@ -100,7 +109,7 @@ def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 if p.suffix == ".toml":
                     desc = str(TomlDoc(p).data.get("description", ""))
                 else:
-                    first = next((ln for ln in p.read_text().splitlines() if ln.startswith("#")), "")
+                    first = next((ln for ln in read_source(p, "CCA file").splitlines() if ln.startswith("#")), "")
                     desc = first.lstrip("# ").strip()
                     load_cca(p)  # only list CCA files that load
             except SpecError as e:
@@ -156,11 +165,12 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Load and validate a CCA file (or a query) without solving."""
     from ccmatic.lang.cca import load_cca
+    from ccmatic.verify import build
 
     p = Path(args.file)
     if p.suffix == ".toml":
         q = _load_query(args, args.file)
-        load_cca(q.cca_path)
+        build(q)  # encode without solving: checks the CCA, assumptions and objectives
         res = {"file": str(p), "ok": True, "kind": "query"}
     else:
         lib = _lib(args)
@@ -175,19 +185,34 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one SpecError line, like every other input error."""
+
+    def error(self, message: str) -> NoReturn:
+        raise SpecError(Loc(self.prog), message, f"see '{self.prog} --help'")
+
+
+def _common(top: bool) -> argparse.ArgumentParser:
+    """--json/--lib/--debug, accepted before and after the command.  Subcommands
+    must not reset what was given before the command, so they default to SUPPRESS."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--json", action="store_true", help="machine-readable output")
-    common.add_argument("--lib", action="append", default=[], metavar="DIR",
+    off = False if top else argparse.SUPPRESS
+    common.add_argument("--json", action="store_true", default=off, help="machine-readable output")
+    common.add_argument("--lib", action="append", default=[] if top else argparse.SUPPRESS, metavar="DIR",
                         help="extra library folder (with models/, templates/, queries/)")
-    common.add_argument("--debug", action="store_true", help="show tracebacks")
+    common.add_argument("--debug", action="store_true", default=off, help="show tracebacks")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common(top=False)
     solver = argparse.ArgumentParser(add_help=False)
     solver.add_argument("--timeout", type=float, default=120.0, metavar="S", help="solver timeout per check (s)")
     solver.add_argument("--seed", type=int, default=0, help="solver random seed")
     solver.add_argument("--T", type=int, default=None, metavar="N", help="override the horizon T")
 
-    p = argparse.ArgumentParser(prog="ccmatic", description="Verify and synthesize congestion control algorithms with SMT.",
-                                parents=[common])
+    p = _Parser(prog="ccmatic", description="Verify and synthesize congestion control algorithms with SMT.",
+                parents=[_common(top=True)])
     p.add_argument("--version", action="version", version=f"ccmatic {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -215,7 +240,10 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as e:  # argparse already printed its one-line usage error
+    except SpecError as e:  # a usage error (see _Parser)
+        err.write(e.render() + "\n")
+        return EXIT_INPUT
+    except SystemExit as e:  # --help / --version
         return EXIT_INPUT if e.code not in (0, None) else EXIT_OK
     try:
         return int(args.handler(args, out, err))

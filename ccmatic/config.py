@@ -74,7 +74,7 @@ class ModelConfig:
     dupacks: Fraction = Fraction(3)
     timeouts: bool = False
     mss_max_bdp: Fraction | None = None
-    qdel_prehistory: Literal["free", "hidden"] = "free"
+    qdel_prehistory: Literal["free", "hidden"] = "hidden"
     belief_timeouts: BeliefTimeouts | None = None
 
     @property

@@ -4,16 +4,18 @@ point at file:line:col."""
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import tomllib
+from contextlib import contextmanager
 from dataclasses import fields, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ccmatic.config import BeliefTimeouts, Buffer, Initial, ModelConfig, Objective, Query
 from ccmatic.errors import Loc, SpecError
-from ccmatic.lang.source import Source
+from ccmatic.lang.source import Source, read_source
 from ccmatic.library import Library
 from ccmatic.properties import OBJECTIVE_KINDS
 
@@ -23,12 +25,8 @@ class TomlDoc:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        try:
-            self.text = path.read_text()
-        except FileNotFoundError:
-            raise SpecError(Loc(str(path)), "file not found", "check the path, or run 'ccmatic list'") from None
-        except OSError as e:
-            raise SpecError(Loc(str(path)), f"cannot read file: {e.strerror}") from None
+        self.text = read_source(path)
+        self._start = 0  # where key look-ups start: the table being read (see table())
         try:
             self.data = tomllib.loads(self.text)
         except tomllib.TOMLDecodeError as e:
@@ -37,28 +35,55 @@ class TomlDoc:
             loc = Loc(str(path), int(m.group(1)), int(m.group(2))) if m else Loc(str(path))
             raise SpecError(loc, f"invalid TOML: {msg}", "see https://toml.io for the syntax") from None
 
+    def _pos(self, offset: int) -> tuple[int, int]:
+        line = self.text.count("\n", 0, offset) + 1
+        return line, offset - (self.text.rfind("\n", 0, offset) + 1) + 1
+
+    def _find(self, pattern: str) -> int | None:
+        """Offset of group 1 of the first match in the current table, else in the whole file."""
+        pat = re.compile(pattern, re.M)
+        m = pat.search(self.text, self._start) or pat.search(self.text)
+        return m.start(1) if m else None
+
+    def _key_offset(self, key: str) -> int | None:
+        k = re.escape(key)
+        off = self._find(r"^[ \t]*(\"?" + k + r"\"?)[ \t]*=")
+        return off if off is not None else self._find(r"^[ \t]*(\[+[ \t]*" + k + r"[ \t]*\]+)")
+
+    @contextmanager
+    def table(self, name: str, nth: int = 0) -> Iterator[None]:
+        """Inside this block, keys are located in the nth ``[name]``/``[[name]]`` table first
+        (so an error in the second [[objective]] points at that objective)."""
+        headers = list(re.finditer(r"^[ \t]*\[\[?[ \t]*" + re.escape(name) + r"[ \t]*\]\]?", self.text, re.M))
+        old = self._start
+        self._start = headers[nth].start() if nth < len(headers) else 0
+        try:
+            yield
+        finally:
+            self._start = old
+
     def key_loc(self, key: str) -> Loc:
-        pat = re.compile(r"^\s*(?:\"?)" + re.escape(key) + r"(?:\"?)\s*=", re.M)
-        m = pat.search(self.text)
-        if not m:
-            pat2 = re.compile(r"^\s*\[+\s*" + re.escape(key) + r"\s*\]+", re.M)
-            m = pat2.search(self.text)
-        if not m:
+        off = self._key_offset(key)
+        if off is None:
             return Loc(str(self.path))
-        line = self.text.count("\n", 0, m.start()) + 1
-        col = m.start() - (self.text.rfind("\n", 0, m.start()) + 1) + 1
-        col += len(m.group(0)) - len(m.group(0).lstrip())
-        return Loc(str(self.path), line, col)
+        return Loc(str(self.path), *self._pos(off))
 
     def string_source(self, value: str, key: str) -> Source:
-        """A Source for an expression string, positioned where it appears in the file."""
-        idx = self.text.find(value)
+        """A Source for an expression string, positioned where it appears in the file:
+        the first quoted occurrence after ``key`` (not, e.g., a mention in a comment)."""
+        start = self._key_offset(key)
+        start = self._start if start is None else start
+        for q in ('"', "'"):
+            idx = self.text.find(q + value + q, start)
+            if idx >= 0:
+                idx += 1
+                break
+        else:
+            idx = self.text.find(value, start)
         if idx < 0:
             kl = self.key_loc(key)
             return Source(str(self.path), value, max(kl.line, 1), 1)
-        line = self.text.count("\n", 0, idx) + 1
-        col = idx - (self.text.rfind("\n", 0, idx) + 1) + 1
-        return Source(str(self.path), value, line, col)
+        return Source(str(self.path), value, *self._pos(idx))
 
     def err(self, key: str, msg: str, hint: str | None = None) -> SpecError:
         return SpecError(self.key_loc(key), msg, hint)
@@ -70,6 +95,8 @@ def _frac(doc: TomlDoc, key: str, v: Any) -> Fraction:
     if isinstance(v, int):
         return Fraction(v)
     if isinstance(v, float):
+        if not math.isfinite(v):
+            raise doc.err(key, f"'{key}' must be a finite number, got {v!r}")
         return Fraction(repr(v))
     if isinstance(v, str):
         try:
@@ -209,7 +236,8 @@ def load_query(path: str | Path, lib: Library) -> Query:
     if "model_params" in d:
         if not isinstance(d["model_params"], dict):
             raise doc.err("model_params", "model_params must be a table")
-        model = apply_model_table(doc, model, d["model_params"], "model_params")
+        with doc.table("model_params"):
+            model = apply_model_table(doc, model, d["model_params"], "model_params")
     T = _int(doc, "T", d["T"], 2)
     expect = d.get("expect")
     if expect is not None and expect not in ("proved", "counterexample", "unknown"):
@@ -222,8 +250,9 @@ def load_query(path: str | Path, lib: Library) -> Query:
         it = d["initial"]
         if not isinstance(it, dict):
             raise doc.err("initial", "initial must be a table")
-        _check_keys(doc, it, {"beliefs_consistent", "no_initial_loss"}, "[initial]")
-        init = Initial(**{k: _bool(doc, k, v) for k, v in it.items()})
+        with doc.table("initial"):
+            _check_keys(doc, it, {"beliefs_consistent", "no_initial_loss"}, "[initial]")
+            init = Initial(**{k: _bool(doc, k, v) for k, v in it.items()})
     assumptions = []
     if "assume" in d:
         a = d["assume"]
@@ -235,29 +264,30 @@ def load_query(path: str | Path, lib: Library) -> Query:
     if not isinstance(objs, list):
         raise doc.err("objective", "write objectives as [[objective]] tables")
     for i, o in enumerate(objs):
-        if not isinstance(o, dict) or "kind" not in o:
-            raise doc.err("objective", f"objective #{i + 1} needs a kind")
-        kind = o["kind"]
-        if kind not in OBJECTIVE_KINDS:
-            close = difflib.get_close_matches(str(kind), list(OBJECTIVE_KINDS), n=1)
-            raise doc.err("kind", f"unknown objective kind '{kind}'",
-                          f"did you mean '{close[0]}'?" if close else f"use one of {', '.join(OBJECTIVE_KINDS)}")
-        _check_keys(doc, o, {"kind", "label", *OBJECTIVE_KINDS[kind]}, f"objective '{kind}'")
-        params: dict[str, object] = {}
-        src = None
-        for k, v in o.items():
-            if k in ("kind", "label"):
-                continue
-            if k == "expr":
-                src = doc.string_source(_str(doc, k, v), k)
-            elif k == "shrink":
-                params[k] = _str(doc, k, v)
-            elif k == "no_large_loss_on_increase":
-                params[k] = _bool(doc, k, v)
-            else:
-                params[k] = _frac(doc, k, v)
-        label = str(o.get("label", kind))
-        objectives.append(Objective(kind, params, src, f"{p}:{label}"))
+        with doc.table("objective", i):
+            if not isinstance(o, dict) or "kind" not in o:
+                raise doc.err("objective", f"objective #{i + 1} needs a kind")
+            kind = o["kind"]
+            if not isinstance(kind, str) or kind not in OBJECTIVE_KINDS:
+                close = difflib.get_close_matches(str(kind), list(OBJECTIVE_KINDS), n=1)
+                raise doc.err("kind", f"unknown objective kind '{kind}'",
+                              f"did you mean '{close[0]}'?" if close else f"use one of {', '.join(OBJECTIVE_KINDS)}")
+            _check_keys(doc, o, {"kind", "label", *OBJECTIVE_KINDS[kind]}, f"objective '{kind}'")
+            params: dict[str, object] = {}
+            src = None
+            for k, v in o.items():
+                if k in ("kind", "label"):
+                    continue
+                if k == "expr":
+                    src = doc.string_source(_str(doc, k, v), k)
+                elif k in ("shrink", "beliefs"):
+                    params[k] = _str(doc, k, v)
+                elif k == "no_large_loss_on_increase":
+                    params[k] = _bool(doc, k, v)
+                else:
+                    params[k] = _frac(doc, k, v)
+            label = str(o.get("label", kind))
+            objectives.append(Objective(kind, params, src, f"{p}:{label}"))
     if not objectives:
         raise SpecError(Loc(str(p), 1, 1), "query has no [[objective]]", "add at least one objective to check")
     return Query(

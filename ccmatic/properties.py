@@ -138,6 +138,33 @@ def beliefs_shrink(tr: Trace, mode: str) -> z3.BoolRef:
     return z3.And(*out)
 
 
+def cbr_consistent(tr: Trace, t: int) -> z3.BoolRef:
+    """CBR-delay beliefs are consistent (§4.2.2.1): C ≥ c_lo_lambda, the buffer belief
+    of Eq. 4.2.3, C·T* + β ≥ c_lo_lambda·(T* + D) with T* = R, and q_hi ≥ the queue."""
+    cb = cbr_beliefs(tr)
+    m = tr.model
+    out = []
+    for f in range(tr.N):
+        c = [cb.c_lo_lambda[f][t] <= tr.C, cb.q_hi[f][t] >= tr.bq(t)]
+        if tr.buffer is not None:
+            c.append(tr.C * m.R + tr.buffer >= cb.c_lo_lambda[f][t] * (m.R + m.D))
+        out.append(z3.And(*c))
+    return z3.And(*out)
+
+
+def cbr_shrink(tr: Trace) -> z3.BoolRef:
+    """CBR-delay belief progress, *at least one improves ∧ none degrades* over the
+    beliefs that matter for the next probe: c_lo_lambda rose, or the queue bound
+    q_hi fell without c_lo_lambda falling."""
+    cb = cbr_beliefs(tr)
+    T = tr.T
+    out = []
+    for f in range(tr.N):
+        cl0, clT, qh0, qhT = cb.c_lo_lambda[f][0], cb.c_lo_lambda[f][T - 1], cb.q_hi[f][0], cb.q_hi[f][T - 1]
+        out.append(z3.Or(clT > cl0, z3.And(qhT < qh0, clT >= cl0)))
+    return z3.And(*out)
+
+
 def invariant(tr: Trace, obj: Objective) -> z3.BoolRef:
     """Eq. 4.1.3, in the REFERENCE-SPEC form:
 
@@ -168,12 +195,27 @@ def invariant(tr: Trace, obj: Objective) -> z3.BoolRef:
             tr.L(z) - tr.L(a) <= tr.const(half) * tr.C * (m.R + m.D) + tr.const(lmss) * tr.MSS,
         ]
         desired += [z3.Or(lb, ramp_down) for lb in loss_bounds]
-    cons0, consT = beliefs_consistent(tr, 0), beliefs_consistent(tr, z)
+    kind = str(obj.params.get("beliefs", "rate"))
+    if kind == "cbr":
+        cons0, consT = cbr_consistent(tr, 0), cbr_consistent(tr, z)
+        shrink = cbr_shrink(tr)
+    elif kind == "rate":
+        cons0, consT = beliefs_consistent(tr, 0), beliefs_consistent(tr, z)
+        shrink = beliefs_shrink(tr, shrink_mode)
+    else:
+        raise SpecError(Loc(obj.label), f"beliefs must be 'rate' (c_lo/c_hi) or 'cbr' (c_lo_lambda/q_hi), not '{kind}'")
     transient = []
     if obj.params.get("no_large_loss_on_increase", False):
         lm = _frac(obj, "large_loss_mss", Fraction(3))
-        transient.append(z3.Implies(rate_z > rate_a, no_large_loss(tr, lm)))
-    good = z3.And(consT, *transient, z3.Or(beliefs_shrink(tr, shrink_mode), z3.And(*desired)))
+        cond = no_large_loss(tr, lm)
+        kb = obj.params.get("loss_only_if_buffer_ge")
+        if kb is not None:
+            if tr.buffer is None:
+                cond = z3.BoolVal(True)
+            else:
+                cond = z3.Implies(tr.buffer >= tr.const(_frac(obj, "loss_only_if_buffer_ge")) * tr.C * (m.R + m.D), cond)
+        transient.append(z3.Implies(rate_z > rate_a, cond))
+    good = z3.And(consT, *transient, z3.Or(shrink, z3.And(*desired)))
     return z3.And(z3.Implies(z3.Not(cons0), consT), z3.Implies(cons0, good))
 
 
@@ -212,5 +254,6 @@ OBJECTIVE_KINDS = {
     "loss_amount": ("max_bdp", "plus_mss"), "loss_frequency": ("max_events",),
     "no_large_loss": ("max_mss",), "no_large_loss_on_increase": ("max_mss",),
     "beliefs_consistent": (), "expr": ("expr",),
-    "invariant": ("util", "inflight_bdp", "inflight_mss", "shrink", "no_large_loss_on_increase", "large_loss_mss"),
+    "invariant": ("util", "inflight_bdp", "inflight_mss", "shrink", "beliefs", "no_large_loss_on_increase",
+                  "large_loss_mss", "loss_only_if_buffer_ge"),
 }

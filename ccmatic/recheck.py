@@ -24,7 +24,9 @@ class RecheckError(Exception):
 class Evaluator:
     def __init__(self, model: z3.ModelRef) -> None:
         self.model = model
-        self.memo: dict[int, Value] = {}
+        # keyed by AST id; the AST is stored too, so that its id cannot be recycled
+        # by Z3 for another term while the memo lives
+        self.memo: dict[int, tuple[z3.ExprRef, Value]] = {}
 
     def var(self, e: z3.ExprRef) -> Value:
         v = self.model.eval(e, model_completion=True)
@@ -42,9 +44,9 @@ class Evaluator:
         key = e.get_id()
         hit = self.memo.get(key)
         if hit is not None:
-            return hit
+            return hit[1]
         r = self._ev(e)
-        self.memo[key] = r
+        self.memo[key] = (e, r)
         return r
 
     def num(self, e: z3.ExprRef) -> Fraction:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Union
+from typing import Callable, Union
 
 import z3
 
@@ -26,7 +26,7 @@ from ccmatic.lang.query_scope import compile_bool
 from ccmatic.network import encode_network
 from ccmatic.network.common import periodic
 from ccmatic.network.delay import qdel_bounds
-from ccmatic.properties import objective_formula, series_fn
+from ccmatic.properties import cbr_consistent, objective_formula, series_fn
 from ccmatic.recheck import Evaluator, RecheckError, recheck
 from ccmatic.smt import Encoding, Proved as _P, Sat, Session, Unknown as _U
 from ccmatic.trace import Trace
@@ -109,10 +109,8 @@ def build(query: Query, cca: CcaProgram | None = None) -> Problem:
                 base.add("query: initial beliefs consistent",
                          tr.MSS <= b.c_lo[f][0], b.c_lo[f][0] <= tr.C, tr.C <= b.c_hi[f][0])
         if tr.built("cbr_beliefs") or cca.uses("c_lo_lambda", "q_hi"):
-            cb = cbr_beliefs(tr)
-            for f in range(tr.N):
-                base.add("query: initial beliefs consistent",
-                         cb.c_lo_lambda[f][0] <= tr.C, cb.q_hi[f][0] >= tr.bq(0))
+            cbr_beliefs(tr)
+            base.add("query: initial beliefs consistent", cbr_consistent(tr, 0))
     get = series_fn(tr)
     for src in query.assumptions:
         base.add(f"assume {src.text}", compile_bool(src, tr, get))
@@ -122,10 +120,15 @@ def build(query: Query, cca: CcaProgram | None = None) -> Problem:
     return Problem(tr, cca, full, prop)
 
 
-def verify(query: Query, opts: RunOptions, cca: CcaProgram | None = None) -> VerifyReport:
+def verify(query: Query, opts: RunOptions, cca: CcaProgram | None = None,
+           on_encoded: Callable[[], None] | None = None) -> VerifyReport:
+    """``on_encoded`` is called once the problem is built, i.e. once every input error
+    (CCA, assumptions, objectives) has surfaced, before the solver starts."""
     t0 = time.perf_counter()
     prob = build(query, cca)
     encode_s = time.perf_counter() - t0
+    if on_encoded is not None:
+        on_encoded()
     t1 = time.perf_counter()
     outcome = solve(prob, opts)
     solve_s = time.perf_counter() - t1

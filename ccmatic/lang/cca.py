@@ -53,7 +53,7 @@ import z3
 
 from ccmatic.errors import Loc, SpecError
 from ccmatic.lang.expr import Compiler, Val
-from ccmatic.lang.source import Source, parse
+from ccmatic.lang.source import Source, parse, read_source
 from ccmatic.lang.units import BYTES, COUNT, DECLARABLE, RATE, SECONDS, Unit, unit_name
 
 # observation name -> (unit or None for bool, lag kind)
@@ -197,7 +197,8 @@ class _StepScope:
         lag = -index[0][1]
         if lag < minlag:
             what = "the future" if lag < 0 else ("the current step" if lag == 0 else f"step t-{lag}")
-            raise SpecError(loc, f"'{ident}[t{index[0][1]:+d}]' reads {what}, which the sender cannot see yet",
+            shown = f"t{index[0][1]:+d}" if index[0][1] else "t"
+            raise SpecError(loc, f"'{ident}[{shown}]' reads {what}, which the sender cannot see yet",
                             f"the latest visible value is {ident}[t - {minlag}] (plain '{ident}')")
         self._record(ident, lag)
         return self._val(ident, unit, self.fetch(ident, lag))
@@ -207,6 +208,15 @@ class _StepScope:
 
     def int_name(self, ident: str) -> int | None:
         return {"R": self.R, "D": self.D, "T": self.T}.get(ident)
+
+
+# how disallowed statements are named in error messages (default: the AST class name)
+_STATEMENT_WORDS: dict[type, str] = {
+    ast.While: "'while' loops", ast.For: "'for' loops", ast.FunctionDef: "function definitions ('def')",
+    ast.ClassDef: "class definitions", ast.Import: "imports", ast.ImportFrom: "imports",
+    ast.Return: "'return' statements",
+    ast.Expr: "bare expressions",
+}
 
 
 class _Executor:
@@ -292,8 +302,10 @@ class _Executor:
         elif isinstance(st, ast.AugAssign):
             raise self.err(st, "augmented assignment is not supported", "write 'x = x + ...'")
         else:
-            raise self.err(st, f"'{type(st).__name__}' statements are not allowed in a CCA file",
-                           "use assignments and if/elif/else")
+            what = _STATEMENT_WORDS.get(type(st), f"'{type(st).__name__}' statements")
+            raise self.err(st, f"{what} are not allowed in a CCA file",
+                           "to set a value write 'name = ...' (one '=')" if isinstance(st, ast.Expr)
+                           else "use assignments and if/elif/else")
 
     def _previous(self, name: str, node: ast.AST) -> Val:
         unit = OUTPUTS.get(name) if name in OUTPUTS else self.scope.state_units[name]
@@ -317,12 +329,7 @@ def load_cca(path: str | Path, text: str | None = None) -> CcaProgram:
     """Load and validate a CCA file; every problem is a :class:`SpecError`."""
     p = Path(path)
     if text is None:
-        try:
-            text = p.read_text()
-        except FileNotFoundError:
-            raise SpecError(Loc(str(path)), "CCA file not found", "check the path, or run 'ccmatic list'") from None
-        except OSError as e:
-            raise SpecError(Loc(str(path)), f"cannot read CCA file: {e.strerror}") from None
+        text = read_source(path, "CCA file")
     src = Source(str(path), text)
     sim_only = any(line.strip().lower().startswith("# simulator-only") for line in text.splitlines()[:20])
     tree = parse(src, "exec")
@@ -348,11 +355,10 @@ def load_cca(path: str | Path, text: str | None = None) -> CcaProgram:
             body.append(st)
     assigned = {n.id for st in body for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     prog = CcaProgram(str(path), p.stem, src, states, body, "rate" in assigned, "cwnd" in assigned, sim_only=sim_only)
+    if not sim_only:
+        _validate(prog)  # first: a specific error (e.g. 'rate == x' for 'rate = x') beats the one below
     if not prog.sets_rate and not prog.sets_cwnd:
         raise SpecError(Loc(str(path), 1, 1), "the CCA never sets rate or cwnd", "assign 'rate = ...' and/or 'cwnd = ...'")
-    if sim_only:
-        return prog
-    _validate(prog)
     return prog
 
 
@@ -401,6 +407,9 @@ def _validate(prog: CcaProgram) -> None:
 
 
 def _choose_val(opts: list[Val], node: ast.AST, src: Source, add: Callable[[z3.BoolRef], None], tag: str) -> Val:
+    if not opts:  # choose(): any value at all (unit taken from the context)
+        v0 = z3.FreshReal(tag)
+        return Val(v0, False, None)
     is_bool = opts[0].is_bool
     unit = None
     for o in opts:

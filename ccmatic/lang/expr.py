@@ -11,6 +11,7 @@ which is where the visibility rules (what a sender may observe) live.
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Iterator, Protocol
@@ -194,6 +195,8 @@ class Compiler:
         return rec(0)
 
     def _items(self, args: list[ast.expr], node: ast.Call) -> list[Val]:
+        if not args:
+            raise self.err(node, f"{getattr(node.func, 'id', 'this function')}() needs at least one argument")
         if len(args) == 1 and isinstance(args[0], (ast.GeneratorExp, ast.ListComp)):
             gen = args[0]
             out = []
@@ -219,6 +222,8 @@ class Compiler:
         if isinstance(v, int):
             return Val.num(Fraction(v))
         if isinstance(v, float):
+            if not math.isfinite(v):
+                raise self.err(node, f"literal {v!r} is not a finite number")
             return Val.num(Fraction(repr(v)))
         raise self.err(node, f"literal {v!r} is not a number")
 
@@ -277,7 +282,7 @@ class Compiler:
         if isinstance(op, ast.Div):
             if b.const is None:
                 raise self.err(node, "division by a non-constant term is nonlinear",
-                               "divide only by constants (numbers, R, D, C)")
+                               "divide only by load-time constants, e.g. 2 or R")
             if b.const == 0:
                 raise self.err(node, "division by zero")
             unit = _div_unit(a.unit, b.unit)
@@ -363,6 +368,8 @@ class Compiler:
             unit = None
             for it in items:
                 unit = self._unify(Val(it.term, False, unit), it, node, "add")
+            if all(it.const is not None for it in items):
+                return Val.num(sum((it.const for it in items), Fraction(0)), unit)  # type: ignore[misc]
             return Val(z3.Sum([it.term for it in items]), False, unit)
         if fn in ("all", "any"):
             items = self._items(node.args, node)
@@ -386,8 +393,6 @@ class Compiler:
                 raise self.err(node, f"{fn}() converts a plain number, not {unit_name(v.unit)}")
             return Val(v.term, False, _UNIT_CASTS[fn], v.const)
         if fn == "choose":
-            if not node.args:
-                raise self.err(node, "choose() needs at least one option")
             opts = [self.expr(a) for a in node.args]
             return self.scope.choose(opts, node)
         raise self.err(node, f"unknown function '{fn}'",

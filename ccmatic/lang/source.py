@@ -13,6 +13,7 @@ import ast
 import io
 import tokenize
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ccmatic.errors import Loc, SpecError
 
@@ -25,8 +26,10 @@ class Source:
     """A piece of source text, possibly embedded in a larger file.
 
     ``line0``/``col0`` give the (1-based) position of the text's first character in
-    ``file``; ``edits`` records insertions made by rewriting, per rewritten line, as
-    (column in rewritten text, number of inserted characters).
+    ``file``; ``edits`` records the rewrites, per line and in the order they were
+    made, as (column, n) in the text right after that rewrite: n > 0 means n
+    characters were inserted at that column, n < 0 that -n characters were removed
+    just before it.
     """
 
     file: str
@@ -40,8 +43,13 @@ class Source:
         if lineno is None:
             return Loc(self.file, self.line0)
         col = col_offset or 0
-        for at, n in sorted(self.edits.get(lineno, []), reverse=True):
-            if col >= at + n:
+        # undo the rewrites latest first: each edit is in the coordinates of the
+        # text as it was right after that edit
+        for at, n in reversed(self.edits.get(lineno, [])):
+            if n < 0:
+                if col >= at:
+                    col -= n
+            elif col >= at + n:
                 col -= n
             elif col >= at:
                 col = at
@@ -51,6 +59,22 @@ class Source:
 
     def node_loc(self, node: ast.AST) -> Loc:
         return self.loc(getattr(node, "lineno", None), getattr(node, "col_offset", None))
+
+
+def read_source(path: str | Path, what: str = "file") -> str:
+    """Read a user file as UTF-8 text; every failure is a one-line :class:`SpecError`."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(Loc(str(path)), f"{what} not found", "check the path, or run 'ccmatic list'") from None
+    except UnicodeDecodeError as e:
+        data = e.object
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise SpecError(Loc(str(path), line, col), f"{what} is not valid UTF-8 text (byte 0x{data[e.start]:02x})",
+                        "save the file as UTF-8") from None
+    except OSError as e:
+        raise SpecError(Loc(str(path)), f"cannot read {what}: {e.strerror}") from None
 
 
 def _tokens(text: str) -> list[tokenize.TokenInfo]:
@@ -129,6 +153,7 @@ def _rewrite_one_implies(src: Source, text: str) -> str | None:
 
     # left boundary
     depth = 0
+    pending_else = 0  # 'else' tokens seen at depth 0 whose 'if' is still to the left
     i = pos - 1
     left_tok = None
     while i >= 0:
@@ -142,6 +167,12 @@ def _rewrite_one_implies(src: Source, text: str) -> str | None:
             if depth == 0:
                 break
             depth -= 1
+        elif depth == 0 and s == ">" and i > 0 and toks[i - 1].string == "=" and toks[i - 1].end == tk.start:
+            break  # an earlier '=>': right-associative, so it takes this one as its conclusion
+        elif depth == 0 and tk.type == tokenize.NAME and s == "else":
+            pending_else += 1  # the whole if-expression is the premise
+        elif depth == 0 and tk.type == tokenize.NAME and s == "if" and pending_else:
+            pending_else -= 1
         elif depth == 0 and (s in (",", ":", "=") or (tk.type == tokenize.NAME and s in _STOP_LEFT)):
             break
         left_tok = tk
@@ -177,10 +208,14 @@ def _rewrite_one_implies(src: Source, text: str) -> str | None:
     ro = off(right_tok.end)
     head = IMPLIES + "("
     new = text[:lo] + head + text[lo:ao] + "," + text[ao + 2 : ro] + ")" + text[ro:]
-    # record column shifts (only for single-line expressions is this exact)
+    # record column shifts, in the coordinates of the rewritten text
     ln = left_tok.start[0]
     src.edits.setdefault(ln, []).append((left_tok.start[1], len(head)))
-    src.edits.setdefault(arrow.start[0], []).append((arrow.start[1] + len(head), -1))
+    comma = arrow.start[1] + (len(head) if arrow.start[0] == ln else 0)
+    src.edits.setdefault(arrow.start[0], []).append((comma + 1, -1))  # '=>' became ','
+    rl = right_tok.end[0]
+    paren = right_tok.end[1] + (len(head) if rl == ln else 0) - (1 if rl == arrow.start[0] else 0)
+    src.edits.setdefault(rl, []).append((paren, 1))
     return new
 
 

@@ -60,6 +60,7 @@ def buffer_param(tr: Trace) -> None:
     if b.mode == "arbitrary":
         e.add("buffer", tr.buffer > tr.MSS)
     elif b.mode in ("small", "large"):
+        e.add("buffer", tr.buffer > 0)
         assert b.k is not None
         lim = tr.const(b.k) * tr.C * (m.R + m.D)
         e.add("buffer", tr.buffer <= lim if b.mode == "small" else tr.buffer >= lim)

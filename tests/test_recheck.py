@@ -1,0 +1,269 @@
+"""Property tests for the exact re-checker (ccmatic.recheck).
+
+Random linear real arithmetic formulas are solved by Z3; the exact evaluator must
+agree with Z3's own model evaluation on the formula and on every subterm.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import pytest
+import z3
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ccmatic.recheck import Evaluator, RecheckError, recheck
+
+X, Y, Z = z3.Reals("x y z")
+P, Q, R = z3.Bools("p q r")
+REALS = [X, Y, Z]
+BOOLS = [P, Q, R]
+
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+fractions_ = st.builds(Fraction, st.integers(-20, 20), st.integers(1, 7))
+nonzero_fractions = fractions_.filter(lambda f: f != 0)
+
+
+def rv(f: Fraction) -> z3.ArithRef:
+    return z3.RealVal(f) if f.denominator != 1 else z3.RealVal(f.numerator)
+
+
+@st.composite
+def num_term(draw, depth: int = 3) -> z3.ArithRef:
+    if depth <= 0:
+        return draw(st.one_of(st.sampled_from(REALS), fractions_.map(rv)))
+    d = depth - 1
+    kind = draw(st.sampled_from(
+        ["leaf", "leaf", "add", "sub", "lmul", "rmul", "div", "neg", "ite", "sum", "pyconst"]))
+    if kind == "leaf":
+        return draw(num_term(0))
+    if kind == "add":
+        return draw(num_term(d)) + draw(num_term(d))
+    if kind == "sub":
+        return draw(num_term(d)) - draw(num_term(d))
+    if kind == "lmul":
+        return rv(draw(fractions_)) * draw(num_term(d))
+    if kind == "rmul":
+        return draw(num_term(d)) * rv(draw(fractions_))
+    if kind == "div":
+        return draw(num_term(d)) / rv(draw(nonzero_fractions))
+    if kind == "neg":
+        return -draw(num_term(d))
+    if kind == "ite":
+        return z3.If(draw(bool_term(d)), draw(num_term(d)), draw(num_term(d)))
+    if kind == "sum":
+        return z3.Sum([draw(num_term(d)) for _ in range(draw(st.integers(1, 4)))])
+    # python int constants mixed in (z3 coerces them)
+    return draw(num_term(d)) + draw(st.integers(-5, 5))
+
+
+@st.composite
+def bool_term(draw, depth: int = 3) -> z3.BoolRef:
+    if depth <= 0:
+        return draw(st.one_of(st.sampled_from(BOOLS), st.sampled_from([z3.BoolVal(True), z3.BoolVal(False)])))
+    d = depth - 1
+    kind = draw(st.sampled_from(
+        ["leaf", "cmp", "cmp", "cmp", "and", "or", "not", "implies", "atmost", "atleast", "xor", "beq", "ite"]))
+    if kind == "leaf":
+        return draw(bool_term(0))
+    if kind == "cmp":
+        a, b = draw(num_term(d)), draw(num_term(d))
+        op = draw(st.sampled_from(["<", "<=", "==", "!=", ">", ">="]))
+        return {"<": a < b, "<=": a <= b, "==": a == b, "!=": a != b, ">": a > b, ">=": a >= b}[op]
+    if kind in ("and", "or"):
+        parts = [draw(bool_term(d)) for _ in range(draw(st.integers(1, 3)))]
+        return z3.And(*parts) if kind == "and" else z3.Or(*parts)
+    if kind == "not":
+        return z3.Not(draw(bool_term(d)))
+    if kind == "implies":
+        return z3.Implies(draw(bool_term(d)), draw(bool_term(d)))
+    if kind in ("atmost", "atleast"):
+        parts = [draw(bool_term(d)) for _ in range(draw(st.integers(1, 4)))]
+        k = draw(st.integers(0, len(parts)))
+        return z3.AtMost(*parts, k) if kind == "atmost" else z3.AtLeast(*parts, k)
+    if kind == "xor":
+        return z3.Xor(draw(bool_term(d)), draw(bool_term(d)))
+    if kind == "beq":
+        return draw(bool_term(d)) == draw(bool_term(d))
+    return z3.If(draw(bool_term(d)), draw(bool_term(d)), draw(bool_term(d)))
+
+
+def z3_fraction(v: z3.ExprRef) -> Fraction:
+    assert z3.is_rational_value(v) or z3.is_int_value(v), v
+    if z3.is_int_value(v):
+        return Fraction(v.as_long())
+    return Fraction(v.numerator_as_long(), v.denominator_as_long())
+
+
+def subterms(e: z3.ExprRef):
+    seen = set()
+    stack = [e]
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        yield t
+        stack.extend(t.children())
+
+
+def check_agrees(model: z3.ModelRef, f: z3.BoolRef) -> None:
+    """The exact evaluator agrees with Z3 on f and on all of its subterms."""
+    ev = Evaluator(model)
+    for t in subterms(f):
+        zv = model.eval(t, model_completion=True)
+        if z3.is_bool(t):
+            assert z3.is_true(zv) or z3.is_false(zv), zv
+            assert ev.boolean(t) is z3.is_true(zv), t
+            # a fresh evaluator (empty memo) must agree too
+            assert Evaluator(model).boolean(t) is z3.is_true(zv), t
+        else:
+            assert ev.num(t) == z3_fraction(zv), t
+            assert Evaluator(model).num(t) == z3_fraction(zv), t
+
+
+@SETTINGS
+@given(bool_term(4))
+def test_model_of_formula_satisfies_it_exactly(f):
+    s = z3.Solver()
+    s.add(f)
+    res = s.check()
+    if res == z3.sat:
+        m = s.model()
+        assert Evaluator(m).boolean(f) is True
+        recheck(m, [("f", f)])  # must not raise
+    else:
+        assert res == z3.unsat
+        # then its negation is valid, hence satisfiable, and every model falsifies f
+        s2 = z3.Solver()
+        s2.add(z3.Not(f))
+        assert s2.check() == z3.sat
+        m = s2.model()
+        assert Evaluator(m).boolean(f) is False
+        with pytest.raises(RecheckError):
+            recheck(m, [("f", f)])
+    check_agrees(m, f)
+
+
+@SETTINGS
+@given(bool_term(3), st.lists(fractions_, min_size=3, max_size=3), st.lists(st.booleans(), min_size=3, max_size=3))
+def test_evaluator_matches_z3_at_arbitrary_points(f, reals, bools):
+    """Pin every variable to a random value; the evaluator must agree with Z3 everywhere."""
+    s = z3.Solver()
+    for v, a in zip(REALS, reals):
+        s.add(v == rv(a))
+    for v, b in zip(BOOLS, bools):
+        s.add(v == b)
+    assert s.check() == z3.sat
+    m = s.model()
+    check_agrees(m, f)
+    ev = Evaluator(m)
+    for v, a in zip(REALS, reals):
+        assert ev.num(v) == a
+    for v, b in zip(BOOLS, bools):
+        assert ev.boolean(v) is b
+
+
+@SETTINGS
+@given(num_term(4), st.lists(fractions_, min_size=3, max_size=3))
+def test_numeric_terms_match_z3(t, reals):
+    s = z3.Solver()
+    for v, a in zip(REALS, reals):
+        s.add(v == rv(a))
+    assert s.check() == z3.sat
+    m = s.model()
+    expected = z3_fraction(m.eval(t, model_completion=True))
+    assert Evaluator(m).num(t) == expected
+    # the value is exact: compare with z3's own simplification after substitution
+    subst = z3.substitute(t, *[(v, rv(a)) for v, a in zip(REALS, reals)],
+                          *[(b, m.eval(b, model_completion=True)) for b in BOOLS])
+    assert z3_fraction(z3.simplify(subst)) == expected
+
+
+def _model(*cs: z3.BoolRef) -> z3.ModelRef:
+    s = z3.Solver()
+    s.add(*cs)
+    assert s.check() == z3.sat
+    return s.model()
+
+
+def test_atmost_atleast_exhaustive():
+    for vals in itertools.product([False, True], repeat=3):
+        m = _model(*[b == v for b, v in zip(BOOLS, vals)])
+        ev = Evaluator(m)
+        n = sum(vals)
+        for k in range(4):
+            assert ev.boolean(z3.AtMost(P, Q, R, k)) is (n <= k)
+            assert ev.boolean(z3.AtLeast(P, Q, R, k)) is (n >= k)
+        assert ev.boolean(z3.Xor(P, Q)) is (vals[0] != vals[1])
+        assert ev.boolean(z3.Distinct(P, Q)) is (vals[0] != vals[1])
+
+
+def test_exact_rational_arithmetic():
+    m = _model(X == z3.RealVal(Fraction(1, 10)), Y == z3.RealVal(Fraction(2, 10)))
+    ev = Evaluator(m)
+    assert ev.num(X + Y) == Fraction(3, 10)
+    assert ev.boolean(X + Y == z3.RealVal(Fraction(3, 10))) is True
+    assert ev.num(X / 3) == Fraction(1, 30)
+    assert ev.num(-X * 7 - Y) == Fraction(-9, 10)
+    assert ev.num(z3.Sum([X, Y, X])) == Fraction(4, 10)
+    assert ev.boolean(z3.Distinct(X, Y, X + Y)) is True
+    assert ev.boolean(z3.Distinct(X + X, Y)) is False
+
+
+def test_memo_survives_temporaries():
+    """One evaluator reused on many short-lived terms (Z3 recycles AST ids)."""
+    m = _model(X == 5, Y == 7)
+    ev = Evaluator(m)
+    for k in range(300):
+        t = X * k + Y if k % 2 else Y * k - X + k
+        expected = 5 * k + 7 if k % 2 else 7 * k - 5 + k
+        assert ev.num(t) == expected, k
+        assert ev.boolean(t > expected - 1) is True
+        del t
+
+
+def test_unsupported_operator_raises():
+    i = z3.Int("i")
+    m = _model(i == 7)
+    with pytest.raises(RecheckError, match="cannot evaluate"):
+        Evaluator(m).num(i % 3)
+
+
+def test_type_errors_raise():
+    m = _model(X == 1, P)
+    with pytest.raises(RecheckError, match="expected a number"):
+        Evaluator(m).num(P)
+    with pytest.raises(RecheckError, match="expected a boolean"):
+        Evaluator(m).boolean(X + 1)
+
+
+def test_recheck_names_violated_constraint():
+    m = _model(X == 3, Y == 1)
+    # all hold: returns the evaluator, whose values are reusable
+    ev = recheck(m, [("pos", X > 0), ("order", Y < X)])
+    assert ev.num(X) == 3
+    # a constraint the model violates (it was never given to the solver)
+    with pytest.raises(RecheckError, match=r"\[my-tag\]") as exc:
+        recheck(m, [("ok", X > 0), ("my-tag", X + Y < 4), ("later", X < 0)])
+    assert "my-tag" in str(exc.value)
+    assert "later" not in str(exc.value)  # the first violated constraint is reported
+
+
+@SETTINGS
+@given(bool_term(3))
+def test_recheck_rejects_models_of_the_negation(f):
+    s = z3.Solver()
+    s.add(z3.Not(f))
+    if s.check() != z3.sat:
+        # f is valid: every model satisfies it, e.g. an arbitrary one
+        m = _model(X == 1, Y == -2, Z == Fraction(1, 3), P, z3.Not(Q))
+        assert recheck(m, [("the-formula", f)]).boolean(f) is True
+        return
+    m = s.model()
+    with pytest.raises(RecheckError) as exc:
+        recheck(m, [("true", z3.BoolVal(True)), ("the-formula", f)])
+    assert "the-formula" in str(exc.value)
