@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import math
 import sys
 import time
@@ -252,6 +253,12 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
             raise
         err.write(e.render() + "\n")
         return EXIT_INPUT
+    except BrokenPipeError:  # e.g. `ccmatic list | head`
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return EXIT_OK
     except KeyboardInterrupt:
         err.write("interrupted\n")
         return EXIT_UNKNOWN

@@ -1,0 +1,114 @@
+"""The ``ccmatic`` command: exit codes, --json shapes, plots, list, bench."""
+
+from __future__ import annotations
+
+import io
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from ccmatic.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_verify_proved_exit_0_and_json() -> None:
+    code, out, _ = run("verify", "cc_qdel-ccac", "--json")
+    assert code == 0
+    d = json.loads(out)
+    assert d["result"] == "proved" and d["T"] == 5
+    assert isinstance(d["time_s"], float) and d["time_s"] >= 0
+    assert "trace" not in d
+
+
+def test_verify_counterexample_exit_1_exact_json() -> None:
+    code, out, _ = run("verify", "const_rate-ccac", "--json")
+    assert code == 1
+    d = json.loads(out)
+    assert d["result"] == "counterexample"
+    tr = d["trace"]
+    assert tr["T"] == 5 and len(tr["flows"]) == 1
+    S = [Fraction(x) for x in tr["aggregate"]["S"]]  # exact rational strings
+    A = [Fraction(x) for x in tr["flows"][0]["A"]]
+    L = [Fraction(x) for x in tr["flows"][0]["L"]]
+    assert all(s <= a - l for s, a, l in zip(S, A, L))
+    assert all(isinstance(x, str) for x in tr["flows"][0]["rate"])
+
+
+def test_verify_text_table_has_columns() -> None:
+    code, out, _ = run("verify", "cc_probe_slow-cbrdelay", "--T", "4")
+    assert code in (0, 1)
+    code, out, _ = run("verify", "const_rate-ccac")
+    assert code == 1
+    header = next(line for line in out.splitlines() if line.strip().startswith("t "))
+    for col in ("A", "S", "L", "W", "queue", "rate"):
+        assert f" {col} " in f" {header} "
+
+
+def test_verify_T_override() -> None:
+    code, out, _ = run("verify", "cc_qdel-ccac", "--T", "6", "--json")
+    assert code == 0 and json.loads(out)["T"] == 6
+
+
+def test_verify_unknown_exit_3_on_tiny_timeout() -> None:
+    code, out, _ = run("verify", "cc_probe_drain-ccac-arbitrary", "--timeout", "0.001", "--json")
+    assert code == 3
+    d = json.loads(out)
+    assert d["result"] == "unknown" and "reason" in d
+
+
+def test_plot_writes_png(tmp_path: Path) -> None:
+    png = tmp_path / "cex.png"
+    code, out, _ = run("verify", "aimd-ccac-premature-loss", "--plot", str(png))
+    assert code == 1
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def test_plot_not_written_for_proof(tmp_path: Path) -> None:
+    png = tmp_path / "none.png"
+    code, out, _ = run("verify", "cc_qdel-ccac", "--plot", str(png))
+    assert code == 0 and not png.exists() and "nothing to plot" in out
+
+
+def test_list_json_finds_library() -> None:
+    code, out, _ = run("list", "--json")
+    assert code == 0
+    d = json.loads(out)
+    names = {k: {x["name"] for x in v} for k, v in d.items()}
+    assert {"ccac", "ccac_noncompose", "cbr_delay", "ideal"} <= names["models"]
+    assert {"cc_qdel", "aimd", "copa", "bbr", "const_rate"} <= names["templates"]
+    assert "cc_qdel-ccac" in names["queries"]
+    assert all("invalid" not in x["description"] for v in d.values() for x in v)
+
+
+def test_bench_json_rows(tmp_path: Path) -> None:
+    q = ROOT / "queries" / "verify"
+    code, out, _ = run("bench", str(q / "cc_qdel-ccac.toml"), str(q / "const_rate-ccac.toml"), "--json")
+    assert code == 0
+    d = json.loads(out)
+    assert [Path(r["query"]).stem for r in d["rows"]] == ["cc_qdel-ccac", "const_rate-ccac"]
+    for r in d["rows"]:
+        assert {"wall_s", "encode_s", "solve_s", "result"} <= set(r)
+        assert r["result"] == r["expect"]
+
+
+def test_check_reports_reads() -> None:
+    code, out, _ = run("check", "copa", "--json")
+    assert code == 0
+    d = json.loads(out)
+    assert d["sets_cwnd"] and d["sets_rate"]
+    assert "qdel_lo" in d["reads"] and "C" not in d["reads"]
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["verify", "--help"]])
+def test_help_and_version_exit_0(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(*argv)[0] == 0
