@@ -86,21 +86,28 @@ def _build_rate(tr: Trace) -> RateBeliefs:
             Backlog evidence: some byte that arrived by s+1 was still undelivered at
             s+1+D.  Waste at s+1 needs every arrived byte to hold a token by s+1
             (Eq. A.2.5), and a token is used within D (Eq. A.2.3), so the link was
-            busy.  Loss evidence (drop-tail, β > 0): bytes sent in the step were
-            dropped, so the queue was full, and the sender has detected it by en."""
+            busy.  Loss evidence (drop-tail, β > ε): bytes sent in the step were
+            dropped, so the queue was full, and the sender has detected it by en.
+            A drop leaves the bottleneck queue at β, which rules out waste only if
+            β > ε (waste needs an empty queue, or A − L ≤ S + ε when
+            non-composing): with β = 0 (``finite = 0``) or β ≤ ε a drop proves
+            nothing."""
             ev = []
             if s + 1 + D <= en:
                 ev.append(S[s + 1 + D] + eps < A[s + 1] - L[s + 1])
             if loss_evidence:
-                ev.append(z3.And(L[s + 1] > L[s], Ld[en] > L[s]))
+                assert tr.buffer is not None
+                ev.append(z3.And(tr.buffer > eps, L[s + 1] > L[s], Ld[en] > L[s]))
             return z3.Or(*ev) if ev else z3.BoolVal(False)
 
         def lower(s: int, en: int) -> z3.ArithRef:
             return (S[en] - S[s]) / (en - s + D)
 
         def upper_ok(s: int, e2: int, en: int) -> z3.BoolRef | None:
-            """Window (s, e2] is known at step en to have been utilized throughout."""
-            if e2 - s <= D:
+            """Window (s, e2] is known at step en to have been utilized throughout.
+            With several flows a flow's own ACK rate bounds only its share of C, so
+            no upper candidate is sound and c_hi keeps its initial value."""
+            if e2 - s <= D or tr.N > 1:
                 return None
             return z3.And(*[utilized(x, en) for x in range(s, e2)])
 

@@ -22,6 +22,7 @@ import z3
 from ccmatic.beliefs import cbr_beliefs, rate_beliefs
 from ccmatic.config import Query, RunOptions
 from ccmatic.lang.cca import CcaProgram, compile_into, load_cca
+from ccmatic.lang.expr import Val
 from ccmatic.lang.query_scope import compile_bool
 from ccmatic.network import encode_network
 from ccmatic.network.common import periodic
@@ -86,12 +87,15 @@ class Problem:
     prop: z3.BoolRef
 
 
-def build(query: Query, cca: CcaProgram | None = None) -> Problem:
+def build(query: Query, cca: CcaProgram | None = None, holes: dict[str, Fraction | Val] | None = None,
+          cca_enc: Encoding | None = None) -> Problem:
+    """Compile a query.  For a template, ``holes`` gives a candidate (or symbolic
+    holes), and ``cca_enc`` receives the CCA's constraints instead of the base."""
     if cca is None:
         cca = load_cca(query.cca_path)
     tr = Trace(query.model, query.T)
     for f in range(tr.N):
-        compile_into(cca, tr, f)
+        compile_into(cca, tr, f, enc=cca_enc, holes=holes)
     encode_network(tr)
     if query.periodic is not None:
         periodic(tr, query.periodic)

@@ -53,7 +53,7 @@ import z3
 
 from ccmatic.errors import Loc, SpecError
 from ccmatic.lang.expr import Compiler, Val
-from ccmatic.lang.source import Source, parse, read_source
+from ccmatic.lang.source import HOLE_PREFIX, Source, parse, read_source
 from ccmatic.lang.units import BYTES, COUNT, DECLARABLE, RATE, SECONDS, Unit, unit_name
 
 # observation name -> (unit or None for bool, lag kind)
@@ -91,9 +91,18 @@ class StateDecl:
     node: ast.AnnAssign
 
 
+@dataclass(frozen=True)
+class HoleDecl:
+    """A template hole ``?name`` and its finite domain (None: to be given by the query)."""
+
+    name: str
+    domain: tuple[Fraction, ...] | None
+    loc: Loc
+
+
 @dataclass
 class CcaProgram:
-    """A loaded, validated CCA file."""
+    """A loaded, validated CCA file (a template when it has holes)."""
 
     path: str
     name: str
@@ -106,6 +115,11 @@ class CcaProgram:
     max_lag: int = 0  # deepest read, in steps (R=1 default; recomputed per model)
     lag_fn: Callable[[int], int] | None = None
     sim_only: bool = False
+    holes: dict[str, HoleDecl] = field(default_factory=dict)
+
+    @property
+    def is_template(self) -> bool:
+        return bool(self.holes)
 
     def warmup(self, R: int) -> int:
         """Number of leading steps in which the program cannot run (reads before 0)."""
@@ -127,8 +141,10 @@ class _StepScope:
 
     def __init__(self, prog: CcaProgram, R: int, D: int, T: int, mss: z3.ArithRef,
                  fetch: Callable[[str, int], z3.ExprRef],
-                 on_choose: Callable[[list[Val], ast.AST], Val]) -> None:
+                 on_choose: Callable[[list[Val], ast.AST], Val],
+                 holes: dict[str, Val] | None = None) -> None:
         self.source = prog.source
+        self.holes = holes
         self.prog = prog
         self.R, self.D, self.T = R, D, T
         self.mss = mss
@@ -172,6 +188,13 @@ class _StepScope:
         return Val(term, unit is None, unit)
 
     # Scope protocol --------------------------------------------------------------
+    def hole(self, name: str, node: ast.AST) -> Val | None:
+        if self.holes is None:
+            return None
+        if name not in self.holes:
+            raise SpecError(self.source.node_loc(node), f"hole '?{name}' has no value")
+        return self.holes[name]
+
     def name(self, ident: str, node: ast.AST) -> Val:
         if ident in self.env:
             return self.env[ident]
@@ -336,7 +359,15 @@ def load_cca(path: str | Path, text: str | None = None) -> CcaProgram:
     assert isinstance(tree, ast.Module)
     states: list[StateDecl] = []
     body: list[ast.stmt] = []
+    holes: dict[str, HoleDecl] = {}
     for st in tree.body:
+        if (isinstance(st, ast.Assign) and not body and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                and st.targets[0].id.startswith(HOLE_PREFIX)):
+            hname = st.targets[0].id[len(HOLE_PREFIX):]
+            if hname in holes:
+                raise SpecError(src.node_loc(st), f"domain of hole '?{hname}' declared twice")
+            holes[hname] = HoleDecl(hname, _hole_domain(src, st.value), src.node_loc(st))
+            continue
         if isinstance(st, ast.AnnAssign) and not body:
             if not isinstance(st.target, ast.Name):
                 raise SpecError(src.node_loc(st), "state declarations look like 'name: unit = initial'")
@@ -354,12 +385,60 @@ def load_cca(path: str | Path, text: str | None = None) -> CcaProgram:
         else:
             body.append(st)
     assigned = {n.id for st in body for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    prog = CcaProgram(str(path), p.stem, src, states, body, "rate" in assigned, "cwnd" in assigned, sim_only=sim_only)
+    for node in (n for st in body for n in ast.walk(st)):
+        if isinstance(node, ast.Name) and node.id.startswith(HOLE_PREFIX):
+            hname = node.id[len(HOLE_PREFIX):]
+            if hname not in holes:
+                holes[hname] = HoleDecl(hname, None, src.node_loc(node))
+            if isinstance(node.ctx, ast.Store):
+                raise SpecError(src.node_loc(node), f"cannot assign to hole '?{hname}' here",
+                                "declare hole domains at the top of the file: ?name = {v1, v2, ...}")
+    prog = CcaProgram(str(path), p.stem, src, states, body, "rate" in assigned, "cwnd" in assigned, sim_only=sim_only,
+                      holes=holes)
     if not sim_only:
         _validate(prog)  # first: a specific error (e.g. 'rate == x' for 'rate = x') beats the one below
     if not prog.sets_rate and not prog.sets_cwnd:
         raise SpecError(Loc(str(path), 1, 1), "the CCA never sets rate or cwnd", "assign 'rate = ...' and/or 'cwnd = ...'")
     return prog
+
+
+def _hole_domain(src: Source, node: ast.expr) -> tuple[Fraction, ...]:
+    """Parse ``{v1, v2, ...}`` (or a list/tuple, or ``range(a, b)``) of constants."""
+
+    class ConstScope:
+        source = src
+
+        def name(self, ident: str, n: ast.AST) -> Val:
+            raise SpecError(src.node_loc(n), "hole domains contain numbers only")
+
+        def index(self, ident: str, index: list[int | tuple[str, int]], n: ast.AST) -> Val:
+            raise SpecError(src.node_loc(n), "hole domains contain numbers only")
+
+        def choose(self, options: list[Val], n: ast.AST) -> Val:
+            raise SpecError(src.node_loc(n), "hole domains contain numbers only")
+
+        def int_name(self, ident: str) -> int | None:
+            return None
+
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
+        comp = Compiler(ConstScope())  # type: ignore[arg-type]
+        bounds = [comp.static_int(a, allow_t=False) for a in node.args]
+        elts_v = [Fraction(v) for v in range(*[int(b) for b in bounds])]  # type: ignore[arg-type]
+    elif isinstance(node, (ast.Set, ast.List, ast.Tuple)):
+        comp = Compiler(ConstScope())  # type: ignore[arg-type]
+        elts_v = []
+        for e in node.elts:
+            v = comp.num(e)
+            if v.const is None:
+                raise SpecError(src.node_loc(e), "hole domains contain numbers only")
+            elts_v.append(v.const)
+    else:
+        raise SpecError(src.node_loc(node), "a hole domain is a set of numbers, e.g. ?a = {-1, 0, 1}")
+    if not elts_v:
+        raise SpecError(src.node_loc(node), "a hole domain cannot be empty")
+    if len(set(elts_v)) != len(elts_v):
+        raise SpecError(src.node_loc(node), "a hole domain lists a value twice")
+    return tuple(elts_v)
 
 
 def _validate(prog: CcaProgram) -> None:
@@ -374,8 +453,6 @@ def _validate(prog: CcaProgram) -> None:
             counter[0] += 1
             if name in OBSERVATIONS and OBSERVATIONS[name][0] is None:
                 return z3.Bool(f"__probe_{counter[0]}")
-            if name in prog.states and False:
-                pass
             u = None
             for s in prog.states:
                 if s.name == name:
@@ -387,7 +464,8 @@ def _validate(prog: CcaProgram) -> None:
         def on_choose(opts: list[Val], node: ast.AST) -> Val:
             return _choose_val(opts, node, prog.source, lambda c: None, "probe")
 
-        scope = _StepScope(prog, R, 1, 10, z3.Real("__probe_mss"), fetch, on_choose)
+        symbolic = {h: Val(z3.Real(HOLE_PREFIX + h), False, None, None, True) for h in prog.holes}
+        scope = _StepScope(prog, R, 1, 10, z3.Real("__probe_mss"), fetch, on_choose, symbolic)
         _Executor(scope).run(prog.body)
         for s in prog.states:
             if s.init is not None:
@@ -455,18 +533,50 @@ def _compile_init(prog: CcaProgram, s: StateDecl, R: int, mss: z3.ArithRef,
     return v
 
 
-def compile_into(prog: CcaProgram, tr: "Trace", flow: int) -> None:  # noqa: F821
-    """Add the CCA's constraints for one flow to ``tr.enc``."""
+def trace_series(tr: "Trace", f: int, name: str) -> list[z3.ExprRef]:  # noqa: F821
+    """The per-step terms of a quantity a CCA may read, for flow f (builds beliefs
+    and delay booleans on first use)."""
+    from ccmatic.beliefs import cbr_beliefs, rate_beliefs
+    from ccmatic.network.delay import qdel_bounds
+
+    direct = {"A": tr.A_f, "S": tr.S_f, "Ld": tr.Ld_f, "timeout": tr.timeout_f, "rate": tr.rate_f, "cwnd": tr.cwnd_f}
+    if name in direct:
+        return list(direct[name][f])
+    if name in tr.state_f[f]:
+        return list(tr.state_f[f][name])
+    if name in ("c_lo", "c_hi"):
+        b = rate_beliefs(tr)
+        return list((b.c_lo if name == "c_lo" else b.c_hi)[f])
+    if name in ("qdel_lo", "qdel_hi"):
+        lo, hi = qdel_bounds(tr)
+        return list((lo if name == "qdel_lo" else hi)[f])
+    if name in ("c_lo_lambda", "q_hi"):
+        cb = cbr_beliefs(tr)
+        return list((cb.c_lo_lambda if name == "c_lo_lambda" else cb.q_hi)[f])
+    raise KeyError(name)
+
+
+def compile_into(prog: CcaProgram, tr: "Trace", flow: int, enc: "Encoding | None" = None,  # noqa: F821
+                 holes: "dict[str, Fraction | Val] | None" = None) -> None:
+    """Add the CCA's constraints for one flow to ``enc`` (default ``tr.enc``).
+
+    A template needs ``holes`` (a candidate: one value per hole).  Beliefs the CCA
+    reads are built on first use and always go to ``tr.enc``."""
     from ccmatic.beliefs import cbr_beliefs, rate_beliefs
     from ccmatic.network.delay import qdel_bounds
 
     if prog.sim_only:
         raise SpecError(Loc(prog.path, 1, 1), "this CCA file is marked simulator-only (nonlinear arithmetic)",
                         "use it with 'ccmatic simulate'; verify needs a linear CCA")
+    if prog.is_template and holes is None:
+        first = next(iter(prog.holes.values()))
+        raise SpecError(first.loc, f"'{prog.name}' is a template with holes ({', '.join('?' + h for h in prog.holes)})",
+                        "run 'ccmatic synth' on it, or fill the holes to get a concrete CCA")
+    hole_vals = {h: (v if isinstance(v, Val) else Val.num(v)) for h, v in (holes or {}).items()}
     m = tr.model
     R, T = m.R, tr.T
     f = flow
-    e = tr.enc
+    e = tr.enc if enc is None else enc
     tr.has_rate[f] = prog.sets_rate
     tr.has_cwnd[f] = prog.sets_cwnd
     states: dict[str, list[z3.ExprRef]] = {}
@@ -478,32 +588,7 @@ def compile_into(prog: CcaProgram, tr: "Trace", flow: int) -> None:  # noqa: F82
     tr.state_f[f] = states
 
     def series(name: str) -> list[z3.ExprRef]:
-        if name == "A":
-            return list(tr.A_f[f])
-        if name == "S":
-            return list(tr.S_f[f])
-        if name == "Ld":
-            return list(tr.Ld_f[f])
-        if name == "timeout":
-            return list(tr.timeout_f[f])
-        if name == "rate":
-            return list(tr.rate_f[f])
-        if name == "cwnd":
-            return list(tr.cwnd_f[f])
-        if name in states:
-            return states[name]
-        if name in ("c_lo", "c_hi"):
-            if m.family == "cbr_delay" and False:
-                pass
-            b = rate_beliefs(tr)
-            return list((b.c_lo if name == "c_lo" else b.c_hi)[f])
-        if name in ("qdel_lo", "qdel_hi"):
-            lo, hi = qdel_bounds(tr)
-            return list((lo if name == "qdel_lo" else hi)[f])
-        if name in ("c_lo_lambda", "q_hi"):
-            cb = cbr_beliefs(tr)
-            return list((cb.c_lo_lambda if name == "c_lo_lambda" else cb.q_hi)[f])
-        raise KeyError(name)
+        return trace_series(tr, f, name)
 
     t0 = prog.warmup(R)
     for t in range(T):
@@ -528,7 +613,7 @@ def compile_into(prog: CcaProgram, tr: "Trace", flow: int) -> None:  # noqa: F82
             tr.extra_vars.append(v.term)
             return v
 
-        scope = _StepScope(prog, R, m.D, T, tr.MSS, fetch, on_choose)
+        scope = _StepScope(prog, R, m.D, T, tr.MSS, fetch, on_choose, hole_vals if prog.is_template else None)
         _Executor(scope).run(prog.body)
         env = scope.env
         for name, var in (("rate", tr.rate_f[f][t]), ("cwnd", tr.cwnd_f[f][t])):
@@ -538,3 +623,30 @@ def compile_into(prog: CcaProgram, tr: "Trace", flow: int) -> None:  # noqa: F82
         for s in prog.states:
             val = env[s.name].term if s.name in env else states[s.name][t - 1]
             e.add(f"CCA {prog.name}", states[s.name][t] == val)
+
+
+def step_outputs_on_values(prog: CcaProgram, R: int, D: int, T: int, t: int, mss: Fraction,
+                           value: Callable[[str, int], Fraction | bool],
+                           holes: dict[str, z3.ArithRef]) -> dict[str, z3.ExprRef]:
+    """The template's outputs (rate, cwnd, state) at step t as terms over the hole
+    variables, when every observation takes its value from a concrete trace
+    (``value(name, step)``).  Used by the CEGIS generator for Eq. B.1.4 pruning."""
+    from ccmatic.lang.expr import rat
+
+    def fetch(name: str, lag: int) -> z3.ExprRef:
+        v = value(name, t - lag)
+        return z3.BoolVal(v) if isinstance(v, bool) else rat(v)
+
+    def on_choose(opts: list[Val], node: ast.AST) -> Val:
+        raise SpecError(prog.source.node_loc(node), "choose() cannot be used in a synthesis template")
+
+    hv = {h: Val(x, False, None, None, True) for h, x in holes.items()}
+    scope = _StepScope(prog, R, D, T, rat(mss), fetch, on_choose, hv)
+    _Executor(scope).run(prog.body)
+    out: dict[str, z3.ExprRef] = {}
+    for name in ("rate", "cwnd"):
+        if (name == "rate" and prog.sets_rate) or (name == "cwnd" and prog.sets_cwnd):
+            out[name] = scope.env[name].term if name in scope.env else fetch(name, 1)
+    for s in prog.states:
+        out[s.name] = scope.env[s.name].term if s.name in scope.env else fetch(s.name, 1)
+    return out

@@ -40,6 +40,14 @@ class Val:
     is_bool: bool
     unit: Unit | None = None
     const: Fraction | None = None
+    #: depends on template holes but not on the trace: a constant once a candidate
+    #: is chosen, so it may multiply trace terms (linear for every candidate)
+    hole: bool = False
+
+    @property
+    def symbolic(self) -> bool:
+        """Depends on the trace (neither a load-time constant nor a hole term)."""
+        return self.const is None and not self.hole
 
     @staticmethod
     def num(x: Fraction, unit: Unit | None = None) -> "Val":
@@ -233,8 +241,12 @@ class Compiler:
         if node.id in ("True", "False"):
             return Val.boolean(node.id == "True")
         if node.id.startswith(HOLE_PREFIX):
-            raise self.err(node, f"hole '?{node.id[len(HOLE_PREFIX):]}' has no value here",
-                           "holes are filled by 'ccmatic synth'; 'verify' needs a concrete CCA")
+            hole = getattr(self.scope, "hole", None)
+            v = hole(node.id[len(HOLE_PREFIX):], node) if hole is not None else None
+            if v is None:
+                raise self.err(node, f"hole '?{node.id[len(HOLE_PREFIX):]}' has no value here",
+                               "holes are filled by 'ccmatic synth'; 'verify' needs a concrete CCA")
+            return v
         return self.scope.name(node.id, node)
 
     def _Subscript(self, node: ast.Subscript) -> Val:  # noqa: N802
@@ -251,7 +263,7 @@ class Compiler:
             return Val(z3.Not(v.term), True)
         v = self.num(node.operand)
         if isinstance(node.op, ast.USub):
-            return Val(-v.term, False, v.unit, -v.const if v.const is not None else None)  # type: ignore[operator]
+            return Val(-v.term, False, v.unit, -v.const if v.const is not None else None, v.hole)  # type: ignore[operator]
         if isinstance(node.op, ast.UAdd):
             return v
         raise self.err(node, "unsupported unary operator")
@@ -266,20 +278,27 @@ class Compiler:
                 c = a.const + b.const if isinstance(op, ast.Add) else a.const - b.const
                 return Val.num(c, unit)
             term = a.term + b.term if isinstance(op, ast.Add) else a.term - b.term  # type: ignore[operator]
-            return Val(term, False, unit)
+            return Val(term, False, unit, hole=not (a.symbolic or b.symbolic))
         if isinstance(op, ast.Mult):
+            unit = _mul_unit(a.unit, b.unit)
             if a.const is None and b.const is None:
+                if a.hole and b.hole:
+                    raise self.err(node, "product of two holes is nonlinear",
+                                   "a hole may multiply a trace term or a constant, not another hole")
+                if a.hole or b.hole:  # linear once the candidate's holes are fixed
+                    return Val(a.term * b.term, False, unit)  # type: ignore[operator]
                 raise self.err(node, "nonlinear product of two non-constant terms",
                                "ccmatic only accepts linear arithmetic; multiply by a constant")
-            unit = _mul_unit(a.unit, b.unit)
             if a.const is not None and b.const is not None:
-                return Val.num(a.const * b.const, unit)
+                return Val.num(a.const * b.const, unit if a.const * b.const != 0 else None)
             k, other = (a, b) if a.const is not None else (b, a)
             assert k.const is not None
-            if k.const == 0:
-                return Val.num(Fraction(0), unit)
-            return Val(rat(k.const) * other.term, False, unit)  # type: ignore[operator]
+            if k.const == 0:  # zero has every unit: '0 * c_lo + 0 * R' is well typed
+                return Val.num(Fraction(0))
+            return Val(rat(k.const) * other.term, False, unit, hole=other.hole)  # type: ignore[operator]
         if isinstance(op, ast.Div):
+            if b.hole:
+                raise self.err(node, "division by a hole is nonlinear", "multiply by a hole instead")
             if b.const is None:
                 raise self.err(node, "division by a non-constant term is nonlinear",
                                "divide only by load-time constants, e.g. 2 or R")
@@ -287,8 +306,8 @@ class Compiler:
                 raise self.err(node, "division by zero")
             unit = _div_unit(a.unit, b.unit)
             if a.const is not None:
-                return Val.num(a.const / b.const, unit)
-            return Val(a.term * rat(1 / b.const), False, unit)  # type: ignore[operator]
+                return Val.num(a.const / b.const, unit if a.const != 0 else None)
+            return Val(a.term * rat(1 / b.const), False, unit, hole=a.hole)  # type: ignore[operator]
         raise self.err(node, f"operator '{type(op).__name__}' is not allowed",
                        "use + - * / with one constant factor")
 

@@ -30,6 +30,11 @@ def qdel(tr: Trace) -> QdelBools:
 def _build(tr: Trace) -> QdelBools:
     T, e, m = tr.T, tr.enc, tr.model
     q = [[[z3.Bool(f"qdel_{f},{t},{dt}") for dt in range(T)] for t in range(T)] for f in range(tr.N)]
+    # The buffer bounds the delay only if a waiting byte keeps the bottleneck busy.
+    # Not so with several flows (the network may serve the others: nothing makes it
+    # FIFO across flows), nor for non-composing CCAC with ε > 0 (tokens may be
+    # wasted while ≤ ε bytes are undelivered, so a byte can wait indefinitely).
+    bounded_delay = tr.N == 1 and not (m.family == "ccac" and not m.compose and m.epsilon > 0)
     for f in range(tr.N):
         A, S, L = tr.A_f[f], tr.S_f[f], tr.L_f[f]
         for t in range(T):
@@ -49,13 +54,22 @@ def _build(tr: Trace) -> QdelBools:
                     if m.qdel_prehistory == "hidden":
                         e.add("qdel prehistory hidden", z3.Implies(moved, z3.Not(q[f][t][dt])))
             if t + 1 < T:
+                # only a sample taken at t bounds the one at t + 1: a stale sample
+                # (S did not move at t) may be several steps old, and the delay of
+                # the next byte may exceed it by more than 1
                 for dt1 in range(T):
                     for dt2 in range(dt1 + 2, T):
-                        e.add("qdel grows by at most 1 per step", z3.Implies(q[f][t][dt1], z3.Not(q[f][t + 1][dt2])))
-            if tr.buffer is not None:
-                # delay at most β/C + D
+                        e.add("qdel grows by at most 1 per step",
+                              z3.Implies(z3.And(moved, q[f][t][dt1]), z3.Not(q[f][t + 1][dt2])))
+            if tr.buffer is not None and bounded_delay:
+                # delay at most β/C + D.  In steps: the byte S(t) arrived by t − dt and
+                # found at most β bytes without a token; no token is wasted while it
+                # waits (Eq. A.2.5), so it holds one after ⌈β/C⌉ steps and is served
+                # D later, before t unless dt ≤ ⌈β/C⌉ + D, i.e. C·(dt − D − 1) < β.
+                # (The bucket's lower edge dt can exceed β/C + D: sent late in step
+                # t − dt and served early in step t.)
                 for dt in range(T):
-                    e.add("qdel buffer bound", z3.Implies(q[f][t][dt], tr.C * dt <= tr.buffer + tr.C * m.D))
+                    e.add("qdel buffer bound", z3.Implies(q[f][t][dt], tr.C * (dt - m.D - 1) < tr.buffer))
     return q
 
 

@@ -1,0 +1,407 @@
+"""Counterexample-guided inductive synthesis over belief templates (thesis §4.1, B.1).
+
+* **Generator**: one incremental solver over the hole variables, built once: each
+  hole ranges over its finite domain, the template's unit checks exclude ill-typed
+  candidates, and every counterexample adds the Eq. B.1.4 pruning — the next
+  candidate must not make the same choices (rate, cwnd, state) at every step of that
+  trace.  Solutions are blocked together with their constant-term variants (§4.2.1).
+* **Verifier**: network ∧ assumptions ∧ ¬property is asserted once per query; each
+  candidate's CCA constraints are checked in a pushed scope and popped.
+* A candidate the verifier proves is re-verified from scratch in a fresh solver
+  before it counts as a solution; an ``unknown`` answer never makes a solution.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Callable
+
+import z3
+
+from ccmatic.config import Query, RunOptions
+from ccmatic.errors import Loc, SpecError
+from ccmatic.lang.cca import CcaProgram, load_cca, step_outputs_on_values, trace_series
+from ccmatic.lang.expr import Val, rat
+from ccmatic.lang.source import HOLE_PREFIX
+from ccmatic.lang.template_units import hole_var, unit_constraints
+from ccmatic.recheck import Evaluator, RecheckError, recheck
+from ccmatic.smt import Encoding, Proved, Sat, Session, Unknown, make_solver
+from ccmatic.verify import Problem, build, solve
+
+Candidate = dict[str, Fraction]
+
+
+@dataclass
+class SynthOptions:
+    timeout_s: float | None = None  # whole run
+    check_timeout_s: float | None = 300.0  # one verifier check
+    seed: int = 0
+
+
+@dataclass
+class SynthStats:
+    iterations: int = 0
+    counterexamples: int = 0
+    ill_typed: int = 0
+    unknown: int = 0
+    generator_s: float = 0.0
+    verifier_s: float = 0.0
+    encode_s: float = 0.0
+    reverify_s: float = 0.0
+
+
+@dataclass
+class Solution:
+    holes: Candidate
+    text: str
+
+
+@dataclass
+class SynthResult:
+    status: str  # complete | interrupted | timeout
+    solutions: list[Solution]
+    stats: SynthStats
+    unknown_candidates: list[Candidate] = field(default_factory=list)
+    time_s: float = 0.0
+
+
+def hole_domains(prog: CcaProgram, query: Query) -> dict[str, tuple[Fraction, ...]]:
+    doms: dict[str, tuple[Fraction, ...]] = {}
+    for name, decl in prog.holes.items():
+        dom = query.holes.get(name, decl.domain)
+        if dom is None:
+            raise SpecError(decl.loc, f"hole '?{name}' has no domain",
+                            "declare it in the template (?name = {...}) or in the query's [holes] table")
+        doms[name] = tuple(dom)
+    extra = set(query.holes) - set(prog.holes)
+    if extra:
+        raise SpecError(Loc(query.path), f"[holes] names holes the template does not have: {', '.join(sorted(extra))}")
+    return doms
+
+
+def variable_term_holes(prog: CcaProgram) -> list[str]:
+    """Holes that weight a trace-dependent term (a belief, an observation, ...).
+    Holes weighting only constants (MSS/R, R) are 'constant-term' holes: a solution
+    blocks all candidates that differ from it only there (§4.2.1)."""
+    const_names = {"MSS", "R", "D", "T"}
+    out: list[str] = []
+
+    def trace_dependent(node: ast.AST) -> bool:
+        for n in ast.walk(node):
+            if isinstance(n, (ast.Name,)) and not n.id.startswith(HOLE_PREFIX) and n.id not in const_names:
+                return True
+            if isinstance(n, ast.Subscript):
+                return True
+        return False
+
+    for st in prog.body:
+        for node in ast.walk(st):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+                for side, other in ((node.left, node.right), (node.right, node.left)):
+                    if isinstance(side, ast.Name) and side.id.startswith(HOLE_PREFIX) and trace_dependent(other):
+                        h = side.id[len(HOLE_PREFIX):]
+                        if h not in out:
+                            out.append(h)
+    return out
+
+
+def _fmt_frac(v: Fraction) -> ast.expr:
+    if v < 0:
+        return ast.UnaryOp(ast.USub(), _fmt_frac(-v))
+    if v.denominator == 1:
+        return ast.Constant(v.numerator)
+    return ast.BinOp(ast.Constant(v.numerator), ast.Div(), ast.Constant(v.denominator))
+
+
+class _Fill(ast.NodeTransformer):
+    """Replace holes by values and drop zero terms: 0 * x -> 0, x + 0 -> x, 1 * x -> x."""
+
+    def __init__(self, values: Candidate) -> None:
+        self.values = values
+
+    @staticmethod
+    def _val(n: ast.AST) -> Fraction | None:
+        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool):
+            return Fraction(repr(n.value)) if isinstance(n.value, float) else Fraction(n.value)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            v = _Fill._val(n.operand)
+            return -v if v is not None else None
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div):
+            a, b = _Fill._val(n.left), _Fill._val(n.right)
+            if a is not None and b:
+                return a / b
+        return None
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:  # noqa: N802
+        if node.id.startswith(HOLE_PREFIX):
+            return _fmt_frac(self.values[node.id[len(HOLE_PREFIX):]])
+        return node
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:  # noqa: N802
+        self.generic_visit(node)
+        lv, rv = self._val(node.left), self._val(node.right)
+        if isinstance(node.op, ast.Mult):
+            if lv == 0 or rv == 0:
+                return ast.Constant(0)
+            if lv == 1:
+                return node.right
+            if rv == 1:
+                return node.left
+            if lv == -1:
+                return ast.UnaryOp(ast.USub(), node.right)
+        if isinstance(node.op, ast.Div) and lv == 0:
+            return ast.Constant(0)
+        if isinstance(node.op, ast.Add):
+            if lv == 0:
+                return node.right
+            if rv == 0:
+                return node.left
+            if isinstance(node.right, ast.UnaryOp) and isinstance(node.right.op, ast.USub):
+                return ast.BinOp(node.left, ast.Sub(), node.right.operand)
+        if isinstance(node.op, ast.Sub):
+            if rv == 0:
+                return node.left
+            if lv == 0:
+                return ast.UnaryOp(ast.USub(), node.right)
+        return node
+
+
+def fill_template(prog: CcaProgram, values: Candidate, header: str) -> str:
+    """A concrete CCA file (valid input of ``ccmatic verify``) for a candidate."""
+    body = [_Fill(values).visit(ast.parse(ast.unparse(st))) for st in prog.body]
+    lines = [f"# {line}" for line in header.splitlines()]
+    for s in prog.states:
+        lines.append(ast.unparse(s.node))
+    for mod in body:
+        lines.append(ast.unparse(ast.fix_missing_locations(mod)))
+    return "\n".join(lines) + "\n"
+
+
+class Synthesizer:
+    def __init__(self, query: Query, opts: SynthOptions, prog: CcaProgram | None = None) -> None:
+        t0 = time.perf_counter()
+        self.query = query
+        self.opts = opts
+        self.prog = prog if prog is not None else load_cca(query.cca_path)
+        if not self.prog.is_template:
+            raise SpecError(Loc(query.cca_path, 1, 1), "the CCA has no holes: nothing to synthesize",
+                            "use 'ccmatic verify' for a concrete CCA")
+        self.domains = hole_domains(self.prog, query)
+        self.hvars = {h: hole_var(h) for h in self.domains}
+        # verifier base: built once, with the template's reads (beliefs) created here
+        scratch = Encoding()
+        symbolic = {h: Val(v, False, None, None, True) for h, v in self.hvars.items()}
+        self.problem: Problem = build(query, self.prog, holes=symbolic, cca_enc=scratch)  # type: ignore[arg-type]
+        self.tr = self.problem.trace
+        self.base = self.problem.base
+        self.verifier = Session(self.base, opts.check_timeout_s, opts.seed)
+        self.verifier.solver.add(z3.Not(self.problem.prop))
+        # generator
+        self.gen = make_solver(None, opts.seed)
+        for h, dom in self.domains.items():
+            self.gen.add(z3.Or(*[self.hvars[h] == rat(v) for v in dom]))
+        for c in unit_constraints(self.prog):
+            self.gen.add(c)
+        self.var_holes = [h for h in variable_term_holes(self.prog) if h in self.domains]
+        self.stats = SynthStats()
+        self.solutions: list[Solution] = []
+        self.unknown: list[Candidate] = []
+        self.cex_log: list[dict[str, object]] = []  # for checkpoints
+        self.warmup = self.prog.warmup(query.model.R)
+        self.stats.encode_s = time.perf_counter() - t0
+
+    # -- generator side ---------------------------------------------------------------
+    def search_space(self) -> int:
+        n = 1
+        for d in self.domains.values():
+            n *= len(d)
+        return n
+
+    def _block_exact(self, cand: Candidate) -> None:
+        self.gen.add(z3.Or(*[self.hvars[h] != rat(v) for h, v in cand.items()]))
+
+    def _block_solution(self, cand: Candidate) -> None:
+        hs = self.var_holes or list(cand)
+        self.gen.add(z3.Or(*[self.hvars[h] != rat(cand[h]) for h in hs]))
+
+    def _prune(self, values: dict[str, dict[int, list[Fraction | bool]]], mss: Fraction) -> None:
+        """Eq. B.1.4: on this trace's observations, differ from the recorded choices
+        at some step of some flow."""
+        m = self.query.model
+        diffs = []
+        outputs = [n for n in ("rate", "cwnd") if n in values] + [s.name for s in self.prog.states]
+        for f in range(self.tr.N):
+            for t in range(self.warmup, self.tr.T):
+                def value(name: str, step: int, f: int = f) -> Fraction | bool:
+                    return values[name][f][step]
+                outs = step_outputs_on_values(self.prog, m.R, m.D, self.tr.T, t, mss, value, self.hvars)
+                for name in outputs:
+                    rec = values[name][f][t]
+                    term = outs[name]
+                    diffs.append(term != (z3.BoolVal(rec) if isinstance(rec, bool) else rat(rec)))
+        self.gen.add(z3.Or(*diffs))
+
+    def _record_values(self, ev: Evaluator) -> tuple[dict[str, dict[int, list[Fraction | bool]]], Fraction]:
+        names = set(self.prog.reads) | {"rate", "cwnd"} | {s.name for s in self.prog.states}
+        values: dict[str, dict[int, list[Fraction | bool]]] = {}
+        for name in names:
+            if (name == "rate" and not self.prog.sets_rate) or (name == "cwnd" and not self.prog.sets_cwnd):
+                continue
+            values[name] = {f: [ev.ev(x) for x in trace_series(self.tr, f, name)] for f in range(self.tr.N)}
+        return values, ev.num(self.tr.MSS)
+
+    # -- verifier side ------------------------------------------------------------------
+    def _cca_encoding(self, cand: Candidate) -> Encoding:
+        from ccmatic.lang.cca import compile_into
+
+        enc = Encoding()
+        for f in range(self.tr.N):
+            compile_into(self.prog, self.tr, f, enc=enc, holes=dict(cand))
+        return enc
+
+    def reverify(self, cand: Candidate) -> bool:
+        """Re-verify a solution from scratch: a fresh trace, encoding and solver."""
+        t0 = time.perf_counter()
+        prob = build(self.query, self.prog, holes=dict(cand))  # type: ignore[arg-type]
+        out = solve(prob, RunOptions(self.opts.check_timeout_s, self.opts.seed))
+        self.stats.reverify_s += time.perf_counter() - t0
+        from ccmatic.verify import Proved as VProved
+
+        return isinstance(out, VProved)
+
+    # -- main loop ------------------------------------------------------------------------
+    def run(self, progress: Callable[["Synthesizer", float], None] | None = None,
+            should_stop: Callable[[], bool] | None = None) -> SynthResult:
+        start = time.perf_counter()
+        status = "complete"
+        try:
+            while True:
+                if should_stop is not None and should_stop():
+                    status = "interrupted"
+                    break
+                if self.opts.timeout_s is not None and time.perf_counter() - start > self.opts.timeout_s:
+                    status = "timeout"
+                    break
+                t0 = time.perf_counter()
+                g = self.gen.check()
+                self.stats.generator_s += time.perf_counter() - t0
+                if g == z3.unsat:
+                    break
+                if g != z3.sat:
+                    status = "interrupted" if (should_stop is not None and should_stop()) else "timeout"
+                    break
+                model = self.gen.model()
+                cand = {h: Evaluator(model).num(v) for h, v in self.hvars.items()}
+                self.stats.iterations += 1
+                try:
+                    enc = self._cca_encoding(cand)
+                except SpecError:
+                    self.stats.ill_typed += 1
+                    self._block_exact(cand)
+                    continue
+                t1 = time.perf_counter()
+                r = self.verifier.check(enc)
+                self.stats.verifier_s += time.perf_counter() - t1
+                if isinstance(r, Proved):
+                    if self.reverify(cand):
+                        text = fill_template(self.prog, cand, self._header(cand))
+                        self.solutions.append(Solution(dict(cand), text))
+                        self._block_solution(cand)
+                    else:  # never accept what a fresh check does not confirm
+                        self.unknown.append(dict(cand))
+                        self.stats.unknown += 1
+                        self._block_exact(cand)
+                elif isinstance(r, Sat):
+                    try:
+                        ev = recheck(r.model, self.base.constraints + enc.constraints)
+                    except RecheckError as e:
+                        raise RuntimeError(f"counterexample failed the exact re-check: {e}") from e
+                    values, mss = self._record_values(ev)
+                    self._prune(values, mss)
+                    self.cex_log.append({"values": _values_json(values), "MSS": str(mss)})
+                    self.stats.counterexamples += 1
+                else:
+                    assert isinstance(r, Unknown)
+                    if should_stop is not None and should_stop():
+                        status = "interrupted"
+                        break
+                    self.unknown.append(dict(cand))
+                    self.stats.unknown += 1
+                    self._block_exact(cand)
+                if progress is not None:
+                    progress(self, time.perf_counter() - start)
+        except KeyboardInterrupt:
+            status = "interrupted"
+        return SynthResult(status, list(self.solutions), self.stats, list(self.unknown), time.perf_counter() - start)
+
+    def _header(self, cand: Candidate) -> str:
+        q = self.query
+        vals = ", ".join(f"?{h}={v}" for h, v in cand.items())
+        return (f"synthesized by ccmatic from {Path(self.prog.path).name} for {q.name} "
+                f"(model {q.model.name}, T={q.T})\nholes: {vals}")
+
+    # -- checkpoints --------------------------------------------------------------------------
+    def fingerprint(self) -> str:
+        h = hashlib.sha256()
+        h.update(self.prog.source.text.encode())
+        h.update(Path(self.query.path).read_bytes() if Path(self.query.path).is_file() else b"")
+        h.update(json.dumps({k: [str(v) for v in d] for k, d in self.domains.items()}, sort_keys=True).encode())
+        h.update(str(self.query.T).encode())
+        return h.hexdigest()
+
+    def checkpoint(self, path: str | Path) -> None:
+        data = {
+            "fingerprint": self.fingerprint(),
+            "query": self.query.path,
+            "counterexamples": self.cex_log,
+            "solutions": [{k: str(v) for k, v in s.holes.items()} for s in self.solutions],
+            "unknown": [{k: str(v) for k, v in c.items()} for c in self.unknown],
+            "stats": self.stats.__dict__,
+        }
+        tmp = Path(str(path) + ".tmp")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(path)
+
+    def resume(self, path: str | Path) -> None:
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text())
+        except FileNotFoundError:
+            raise SpecError(Loc(str(p)), "checkpoint file not found") from None
+        except (OSError, ValueError) as e:
+            raise SpecError(Loc(str(p)), f"cannot read checkpoint: {e}") from None
+        if data.get("fingerprint") != self.fingerprint():
+            raise SpecError(Loc(str(p)), "checkpoint belongs to a different query, template or horizon",
+                            "resume with the same query file and T")
+        for cex in data["counterexamples"]:
+            values = {name: {int(f): [_parse_val(x) for x in xs] for f, xs in per.items()}
+                      for name, per in cex["values"].items()}
+            self._prune(values, Fraction(cex["MSS"]))
+            self.cex_log.append(cex)
+        for s in data["solutions"]:
+            cand = {k: Fraction(v) for k, v in s.items()}
+            text = fill_template(self.prog, cand, self._header(cand))
+            self.solutions.append(Solution(cand, text))
+            self._block_solution(cand)
+        for u in data["unknown"]:
+            cand = {k: Fraction(v) for k, v in u.items()}
+            self.unknown.append(cand)
+            self._block_exact(cand)
+        for k, v in data.get("stats", {}).items():
+            if hasattr(self.stats, k):
+                setattr(self.stats, k, v)
+
+
+def _values_json(values: dict[str, dict[int, list[Fraction | bool]]]) -> dict[str, dict[str, list[object]]]:
+    return {n: {str(f): [x if isinstance(x, bool) else str(x) for x in xs] for f, xs in per.items()}
+            for n, per in values.items()}
+
+
+def _parse_val(x: object) -> Fraction | bool:
+    return x if isinstance(x, bool) else Fraction(str(x))
