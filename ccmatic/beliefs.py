@@ -79,6 +79,7 @@ def _build_rate(tr: Trace) -> RateBeliefs:
         L = tr.L_f[f]
         eps = tr.const(m.epsilon) if (m.family == "ccac" and not m.compose) else z3.RealVal(0)
         loss_evidence = m.loss == "droptail" and tr.buffer is not None
+        reference = m.belief_evidence == "reference"
 
         def utilized(s: int, en: int) -> z3.BoolRef:
             """Step (s, s+1] is known at step en to have had no waste (λ ≥ C).
@@ -92,6 +93,12 @@ def _build_rate(tr: Trace) -> RateBeliefs:
             β > ε (waste needs an empty queue, or A − L ≤ S + ε when
             non-composing): with β = 0 (``finite = 0``) or β ≤ ε a drop proves
             nothing."""
+            if reference:
+                # REFERENCE-SPEC's rule: no delay bucket <= D at s+1 while sending, or a
+                # detection in the step (not sound for c_hi; kept to reproduce Table 4.1)
+                assert q is not None
+                small = z3.Or(*[q[f][s + 1][dt] for dt in range(min(D, T - 1) + 1)])
+                return z3.Or(z3.And(z3.Not(small), A[s + 1] > A[s]), Ld[s + 1] > Ld[s])
             ev = []
             if s + 1 + D <= en:
                 ev.append(S[s + 1 + D] + eps < A[s + 1] - L[s + 1])
@@ -121,6 +128,8 @@ def _build_rate(tr: Trace) -> RateBeliefs:
                 # every window ending by en, judged with the loss evidence known at en
                 ups = [c_hi[f][en - 1]]
                 for e2 in range(1, en + 1):
+                    if reference and e2 != en:
+                        continue  # REFERENCE-SPEC judges a window only when it ends
                     for s in range(e2):
                         ok = upper_ok(s, e2, en)
                         if ok is not None:

@@ -162,14 +162,26 @@ class _Fill(ast.NodeTransformer):
                 return node.right
             if rv == 0:
                 return node.left
-            if isinstance(node.right, ast.UnaryOp) and isinstance(node.right.op, ast.USub):
-                return ast.BinOp(node.left, ast.Sub(), node.right.operand)
+            neg = _negated(node.right)
+            if neg is not None:
+                return ast.BinOp(node.left, ast.Sub(), neg)
         if isinstance(node.op, ast.Sub):
             if rv == 0:
                 return node.left
             if lv == 0:
                 return ast.UnaryOp(ast.USub(), node.right)
         return node
+
+
+def _negated(n: ast.AST) -> ast.expr | None:
+    """For a term written with a leading minus (-x, -2 * x, -x / R), the term without it."""
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+        return n.operand
+    if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mult, ast.Div)):
+        inner = _negated(n.left)
+        if inner is not None:
+            return ast.BinOp(inner, n.op, n.right)
+    return None
 
 
 def fill_template(prog: CcaProgram, values: Candidate, header: str) -> str:

@@ -70,6 +70,11 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     opts = _opts(args)
     q = _load_query(args, args.query)
+    if args.cca:
+        found = _lib(args).find("templates", args.cca)
+        if found is None:
+            raise SpecError(Loc(args.cca), "CCA file not found", "give a path or a name from 'ccmatic list'")
+        q = replace(q, cca_path=str(found))
 
     def progress() -> None:  # only once encoded, so that an input error stays one line
         if not args.json:
@@ -163,6 +168,103 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK if not bad else EXIT_CEX
 
 
+def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """CEGIS over a template: every CCA in it that meets the query."""
+    import signal
+
+    import z3
+
+    from ccmatic.cegis import Synthesizer, SynthOptions
+
+    q = _load_query(args, args.query)
+    if args.timeout is not None and not (0 < args.timeout < float("inf")):
+        raise SpecError(Loc("--timeout"), f"timeout must be a positive number of seconds, got {args.timeout}")
+    if args.resume and not Path(args.resume).is_file():
+        raise SpecError(Loc(args.resume), "checkpoint file not found")
+    outdir = Path(args.out) if args.out else None
+    if outdir is not None and outdir.exists() and not outdir.is_dir():
+        raise SpecError(Loc(str(outdir)), "--out must be a folder")
+    syn = Synthesizer(q, SynthOptions(timeout_s=args.timeout, check_timeout_s=args.check_timeout, seed=args.seed))
+    if args.resume:
+        syn.resume(args.resume)
+    stop = {"flag": False}
+
+    def on_sigint(signum: int, frame: object) -> None:
+        stop["flag"] = True
+        z3.main_ctx().interrupt()
+
+    tty = hasattr(err, "isatty") and err.isatty()
+    last = {"t": 0.0}
+
+    def progress(s: Synthesizer, elapsed: float) -> None:
+        if args.checkpoint:
+            s.checkpoint(args.checkpoint)
+        if args.json or args.quiet:
+            return
+        st = s.stats
+        line = (f"iter {st.iterations}  solutions {len(s.solutions)}  counterexamples {st.counterexamples}  "
+                f"unknown {st.unknown}  {elapsed:.1f}s")
+        if tty:
+            err.write("\r" + line.ljust(78))
+            err.flush()
+        elif elapsed - last["t"] >= 5.0:
+            err.write(line + "\n")
+            last["t"] = elapsed
+
+    if not args.json and not args.quiet:
+        err.write(f"synthesizing {q.name}: template {Path(syn.prog.path).name}, {len(syn.domains)} holes, "
+                  f"{syn.search_space():,} candidates before unit checks, T={q.T}\n")
+    old = signal.signal(signal.SIGINT, on_sigint) if _main_thread() else None
+    try:
+        res = syn.run(progress, lambda: stop["flag"])
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGINT, old)
+    if tty and not args.json and not args.quiet:
+        err.write("\n")
+    if args.checkpoint:
+        syn.checkpoint(args.checkpoint)
+    files = []
+    if outdir is not None:
+        outdir.mkdir(parents=True, exist_ok=True)
+        for i, sol in enumerate(res.solutions, start=1):
+            f = outdir / f"{q.name}-sol{i:03d}.cca"
+            f.write_text(sol.text)
+            files.append(str(f))
+    st = res.stats
+    if args.json:
+        out.write(json.dumps({
+            "query": q.path, "status": res.status, "T": q.T,
+            "solutions": [s.text for s in res.solutions],
+            "holes": [{k: str(v) for k, v in s.holes.items()} for s in res.solutions],
+            "files": files,
+            "iterations": st.iterations, "counterexamples": st.counterexamples,
+            "unknown_candidates": [{k: str(v) for k, v in c.items()} for c in res.unknown_candidates],
+            "time_s": round(res.time_s, 4), "generator_s": round(st.generator_s, 4),
+            "verifier_s": round(st.verifier_s, 4), "reverify_s": round(st.reverify_s, 4),
+            "encode_s": round(st.encode_s, 4), "expect_solutions": q.expect_solutions,
+        }, indent=2) + "\n")
+    else:
+        for i, sol in enumerate(res.solutions, start=1):
+            out.write(f"--- solution {i}" + (f" ({files[i - 1]})" if files else "") + "\n" + sol.text)
+        verdict = {"complete": "search complete", "interrupted": "INTERRUPTED (partial results)",
+                   "timeout": "TIMEOUT (partial results)"}[res.status]
+        none = " -- no CCA in this template meets the query" if res.status == "complete" and not res.solutions else ""
+        out.write(f"{q.name}: {verdict}: {len(res.solutions)} solution(s){none}; {st.iterations} iterations, "
+                  f"{st.counterexamples} counterexamples, {st.unknown} unknown; "
+                  f"{res.time_s:.2f}s (generator {st.generator_s:.2f}s, verifier {st.verifier_s:.2f}s, "
+                  f"re-verify {st.reverify_s:.2f}s)\n")
+        if res.unknown_candidates:
+            out.write(f"  {len(res.unknown_candidates)} candidate(s) got 'unknown' and were NOT accepted\n")
+    return EXIT_OK if res.status == "complete" else EXIT_UNKNOWN
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Load and validate a CCA file (or a query) without solving."""
     from ccmatic.lang.cca import load_cca
@@ -220,6 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("verify", parents=[common, solver], help="check a CCA against a query: proved / counterexample / unknown")
     v.add_argument("query", help="query file or name (see 'ccmatic list')")
     v.add_argument("--plot", metavar="FILE.png", help="plot the counterexample to this file")
+    v.add_argument("--cca", metavar="FILE", help="check this CCA instead of the query's (e.g. a synth solution)")
     v.set_defaults(handler=cmd_verify)
 
     ls = sub.add_parser("list", parents=[common], help="list models, CCAs, queries and proofs")
@@ -228,6 +331,18 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", parents=[common, solver], help="time queries: wall, encode and solve seconds")
     b.add_argument("paths", nargs="+", metavar="DIR_OR_FILE")
     b.set_defaults(handler=cmd_bench)
+
+    sy = sub.add_parser("synth", parents=[common], help="synthesize every CCA in a template that meets a query (CEGIS)")
+    sy.add_argument("query", help="query file or name, with a template as its cca")
+    sy.add_argument("--out", metavar="DIR", help="write each solution as a CCA file into DIR")
+    sy.add_argument("--timeout", type=float, default=None, metavar="S", help="stop after S seconds (status timeout)")
+    sy.add_argument("--check-timeout", type=float, default=300.0, metavar="S", help="timeout of one verifier check")
+    sy.add_argument("--seed", type=int, default=0)
+    sy.add_argument("--T", type=int, default=None, metavar="N", help="override the horizon T")
+    sy.add_argument("--checkpoint", metavar="FILE", help="save progress to FILE after every iteration")
+    sy.add_argument("--resume", metavar="FILE", help="continue from a checkpoint")
+    sy.add_argument("--quiet", action="store_true", help="no progress line")
+    sy.set_defaults(handler=cmd_synth)
 
     c = sub.add_parser("check", parents=[common], help="load and validate a CCA file or query without solving")
     c.add_argument("file")

@@ -75,6 +75,7 @@ class ModelConfig:
     timeouts: bool = False
     mss_max_bdp: Fraction | None = None
     qdel_prehistory: Literal["free", "hidden"] = "hidden"
+    belief_evidence: Literal["sound", "reference"] = "sound"
     belief_timeouts: BeliefTimeouts | None = None
 
     @property
@@ -111,6 +112,8 @@ class Query:
     initial: Initial = field(default_factory=Initial)
     assumptions: tuple[Source, ...] = ()
     objectives: tuple[Objective, ...] = ()
+    holes: dict[str, tuple[Fraction, ...]] = field(default_factory=dict)
+    expect_solutions: int | None = None
 
 
 @dataclass(frozen=True)

@@ -135,7 +135,7 @@ def _check_keys(doc: TomlDoc, table: dict[str, Any], allowed: set[str], where: s
 
 
 MODEL_KEYS = {"family", "description", "C", "R", "D", "N", "compose", "epsilon", "buffer", "loss",
-              "dupacks", "timeouts", "mss_max_bdp", "belief_timeouts", "qdel_prehistory"}
+              "dupacks", "timeouts", "mss_max_bdp", "belief_timeouts", "qdel_prehistory", "belief_evidence"}
 
 
 def parse_buffer(doc: TomlDoc, v: Any) -> Buffer:
@@ -185,6 +185,10 @@ def apply_model_table(doc: TomlDoc, base: ModelConfig, t: dict[str, Any], where:
             if v not in ("free", "hidden"):
                 raise doc.err(k, f"unknown qdel_prehistory '{v}'", "use \"free\" or \"hidden\"")
             kw[k] = v
+        elif k == "belief_evidence":
+            if v not in ("sound", "reference"):
+                raise doc.err(k, f"unknown belief_evidence '{v}'", "use \"sound\" or \"reference\"")
+            kw[k] = v
         elif k == "belief_timeouts":
             if not isinstance(v, dict):
                 raise doc.err(k, "belief_timeouts must be a table")
@@ -212,7 +216,7 @@ def load_model(path: Path) -> ModelConfig:
 
 
 QUERY_KEYS = {"description", "cca", "model", "T", "expect", "periodic", "model_params", "initial",
-              "assume", "objective"}
+              "assume", "objective", "holes", "expect_solutions"}
 
 
 def load_query(path: str | Path, lib: Library) -> Query:
@@ -290,8 +294,20 @@ def load_query(path: str | Path, lib: Library) -> Query:
             objectives.append(Objective(kind, params, src, f"{p}:{label}"))
     if not objectives:
         raise SpecError(Loc(str(p), 1, 1), "query has no [[objective]]", "add at least one objective to check")
+    holes: dict[str, tuple[Fraction, ...]] = {}
+    if "holes" in d:
+        if not isinstance(d["holes"], dict):
+            raise doc.err("holes", "holes must be a table: name = [values]")
+        for hname, vals in d["holes"].items():
+            if not isinstance(vals, list) or not vals:
+                raise doc.err(hname, f"hole '{hname}' needs a non-empty list of values, e.g. [-1, 0, 1]")
+            dom = tuple(_frac(doc, hname, v) for v in vals)
+            if len(set(dom)) != len(dom):
+                raise doc.err(hname, f"hole '{hname}' lists a value twice")
+            holes[str(hname)] = dom
+    expect_solutions = _int(doc, "expect_solutions", d["expect_solutions"], 0) if "expect_solutions" in d else None
     return Query(
-        path=str(p), name=p.stem, description=str(d.get("description", "")), cca_path=str(cca_path),
+        path=str(p), name=p.stem, holes=holes, expect_solutions=expect_solutions, description=str(d.get("description", "")), cca_path=str(cca_path),
         model=model, T=T, expect=expect, periodic=periodic, initial=init,
         assumptions=tuple(assumptions), objectives=tuple(objectives),
     )

@@ -145,6 +145,7 @@ class _StepScope:
                  holes: dict[str, Val] | None = None) -> None:
         self.source = prog.source
         self.holes = holes
+        self.lenient_units = holes is not None and any(v.hole for v in holes.values())
         self.prog = prog
         self.R, self.D, self.T = R, D, T
         self.mss = mss
@@ -273,7 +274,7 @@ class _Executor:
                 else:
                     if v.is_bool:
                         raise self.err(st.value, f"'{name}' needs a number in {unit_name(want)}, found a condition")
-                    if v.unit is not None and v.unit != want:
+                    if v.unit is not None and v.unit != want and not self.scope.lenient_units:
                         raise self.err(st.value, f"unit mismatch: '{name}' is in {unit_name(want)} but the value is in {unit_name(v.unit)}",
                                        "rate is bytes/second, cwnd is bytes" if name in OUTPUTS else None)
                     v = Val(v.term, False, want, v.const)
@@ -312,7 +313,7 @@ class _Executor:
                 if a.is_bool != b.is_bool:
                     raise self.err(st, f"'{n}' is a condition in one branch and a number in the other")
                 unit = a.unit if a.unit is not None else b.unit
-                if a.unit is not None and b.unit is not None and a.unit != b.unit:
+                if a.unit is not None and b.unit is not None and a.unit != b.unit and not self.scope.lenient_units:
                     raise self.err(st, f"'{n}' has unit {unit_name(a.unit)} in one branch and {unit_name(b.unit)} in the other")
                 env[n] = Val(z3.If(cond.term, a.term, b.term), a.is_bool, unit)
             self.scope.undefined = undefined - set(env)
