@@ -81,6 +81,8 @@ def _build_rate(tr: Trace) -> RateBeliefs:
         loss_evidence = m.loss == "droptail" and tr.buffer is not None
         reference = m.belief_evidence == "reference"
 
+        # these helpers read this flow's loop variables (noqa B023): they are only
+        # called within the same iteration of the flow loop, never after it
         def utilized(s: int, en: int) -> z3.BoolRef:
             """Step (s, s+1] is known at step en to have had no waste (λ ≥ C).
 
@@ -93,22 +95,22 @@ def _build_rate(tr: Trace) -> RateBeliefs:
             β > ε (waste needs an empty queue, or A − L ≤ S + ε when
             non-composing): with β = 0 (``finite = 0``) or β ≤ ε a drop proves
             nothing."""
-            if reference:
+            if reference:  # noqa: B023
                 # REFERENCE-SPEC's rule: no delay bucket <= D at s+1 while sending, or a
                 # detection in the step (not sound for c_hi; kept to reproduce Table 4.1)
                 assert q is not None
-                small = z3.Or(*[q[f][s + 1][dt] for dt in range(min(D, T - 1) + 1)])
-                return z3.Or(z3.And(z3.Not(small), A[s + 1] > A[s]), Ld[s + 1] > Ld[s])
+                small = z3.Or(*[q[f][s + 1][dt] for dt in range(min(D, T - 1) + 1)])  # noqa: B023
+                return z3.Or(z3.And(z3.Not(small), A[s + 1] > A[s]), Ld[s + 1] > Ld[s])  # noqa: B023
             ev = []
             if s + 1 + D <= en:
-                ev.append(S[s + 1 + D] + eps < A[s + 1] - L[s + 1])
-            if loss_evidence:
+                ev.append(S[s + 1 + D] + eps < A[s + 1] - L[s + 1])  # noqa: B023
+            if loss_evidence:  # noqa: B023
                 assert tr.buffer is not None
-                ev.append(z3.And(tr.buffer > eps, L[s + 1] > L[s], Ld[en] > L[s]))
+                ev.append(z3.And(tr.buffer > eps, L[s + 1] > L[s], Ld[en] > L[s]))  # noqa: B023
             return z3.Or(*ev) if ev else z3.BoolVal(False)
 
         def lower(s: int, en: int) -> z3.ArithRef:
-            return (S[en] - S[s]) / (en - s + D)
+            return (S[en] - S[s]) / (en - s + D)  # noqa: B023
 
         def upper_ok(s: int, e2: int, en: int) -> z3.BoolRef | None:
             """Window (s, e2] is known at step en to have been utilized throughout.
@@ -119,7 +121,7 @@ def _build_rate(tr: Trace) -> RateBeliefs:
             return z3.And(*[utilized(x, en) for x in range(s, e2)])
 
         def upper(s: int, en: int) -> z3.ArithRef:
-            return (S[en] - S[s]) / (en - s - D)
+            return (S[en] - S[s]) / (en - s - D)  # noqa: B023
 
         if timeouts is None:
             for en in range(1, T):

@@ -17,22 +17,22 @@ import ast
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Callable
 
 import z3
 
-from ccmatic.config import Query, RunOptions
+from ccmatic.config import Query
 from ccmatic.errors import Loc, SpecError
 from ccmatic.lang.cca import CcaProgram, load_cca, step_outputs_on_values, trace_series
 from ccmatic.lang.expr import Val, rat
 from ccmatic.lang.source import HOLE_PREFIX
 from ccmatic.lang.template_units import hole_var, unit_constraints
-from ccmatic.recheck import Evaluator, RecheckError, recheck
+from ccmatic.recheck import Evaluator, FormulaCache, RecheckError, recheck
 from ccmatic.smt import Encoding, Proved, Sat, Session, Unknown, make_solver
-from ccmatic.verify import Problem, build, solve
+from ccmatic.verify import Problem, build
 
 Candidate = dict[str, Fraction]
 
@@ -138,12 +138,12 @@ class _Fill(ast.NodeTransformer):
                 return a / b
         return None
 
-    def visit_Name(self, node: ast.Name) -> ast.AST:  # noqa: N802
+    def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id.startswith(HOLE_PREFIX):
             return _fmt_frac(self.values[node.id[len(HOLE_PREFIX):]])
         return node
 
-    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:  # noqa: N802
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
         lv, rv = self._val(node.left), self._val(node.right)
         if isinstance(node.op, ast.Mult):
@@ -205,15 +205,20 @@ class Synthesizer:
             raise SpecError(Loc(query.cca_path, 1, 1), "the CCA has no holes: nothing to synthesize",
                             "use 'ccmatic verify' for a concrete CCA")
         self.domains = hole_domains(self.prog, query)
+        self.warmup = self.prog.warmup(query.model.R)
         self.hvars = {h: hole_var(h) for h in self.domains}
         # verifier base: built once, with the template's reads (beliefs) created here
-        scratch = Encoding()
+        self.sym_cca = Encoding()  # the CCA's constraints with symbolic holes
         symbolic = {h: Val(v, False, None, None, True) for h, v in self.hvars.items()}
-        self.problem: Problem = build(query, self.prog, holes=symbolic, cca_enc=scratch)  # type: ignore[arg-type]
+        self.problem: Problem = build(query, self.prog, holes=symbolic, cca_enc=self.sym_cca)  # type: ignore[arg-type]
         self.tr = self.problem.trace
         self.base = self.problem.base
         self.verifier = Session(self.base, opts.check_timeout_s, opts.seed)
-        self.verifier.solver.add(z3.Not(self.problem.prop))
+        self.neg_prop = z3.Not(self.problem.prop)
+        self.verifier.solver.add(self.neg_prop)
+        self.fcache = FormulaCache()
+        self.output_defs = self._output_definitions()
+        self._fresh: tuple[Problem, z3.BoolRef] | None = None  # base for re-verification
         # generator
         self.gen = make_solver(None, opts.seed)
         for h, dom in self.domains.items():
@@ -225,7 +230,7 @@ class Synthesizer:
         self.solutions: list[Solution] = []
         self.unknown: list[Candidate] = []
         self.cex_log: list[dict[str, object]] = []  # for checkpoints
-        self.warmup = self.prog.warmup(query.model.R)
+        self._seen: set[tuple[tuple[str, Fraction], ...]] = set()
         self.stats.encode_s = time.perf_counter() - t0
 
     # -- generator side ---------------------------------------------------------------
@@ -259,6 +264,36 @@ class Synthesizer:
                     diffs.append(term != (z3.BoolVal(rec) if isinstance(rec, bool) else rat(rec)))
         self.gen.add(z3.Or(*diffs))
 
+    def _output_definitions(self) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
+        """(output variable, defining term over holes and trace) for every step the
+        template runs: rate, cwnd and state, from the symbolic CCA encoding."""
+        outs: set[str] = set()
+        for f in range(self.tr.N):
+            for t in range(self.warmup, self.tr.T):
+                if self.prog.sets_rate:
+                    outs.add(str(self.tr.rate_f[f][t]))
+                if self.prog.sets_cwnd:
+                    outs.add(str(self.tr.cwnd_f[f][t]))
+                for vs in self.tr.state_f[f].values():
+                    outs.add(str(vs[t]))
+        defs = []
+        for tag, c in self.sym_cca.constraints:
+            if tag.startswith("CCA ") and z3.is_eq(c) and str(c.arg(0)) in outs:
+                defs.append((c.arg(0), c.arg(1)))
+        if len(defs) != len(outs):
+            raise RuntimeError("could not find the definitions of the template's outputs")
+        return defs
+
+    def _prune_model(self, model: z3.ModelRef, ev: Evaluator) -> None:
+        """Eq. B.1.4 on the counterexample itself: evaluate each output's defining
+        term in the model with the holes left symbolic."""
+        diffs = []
+        for var, term in self.output_defs:
+            rec = ev.ev(var)
+            cand = model.eval(term, model_completion=False)
+            diffs.append(cand != (z3.BoolVal(rec) if isinstance(rec, bool) else rat(rec)))
+        self.gen.add(z3.Or(*diffs))
+
     def _record_values(self, ev: Evaluator) -> tuple[dict[str, dict[int, list[Fraction | bool]]], Fraction]:
         names = set(self.prog.reads) | {"rate", "cwnd"} | {s.name for s in self.prog.states}
         values: dict[str, dict[int, list[Fraction | bool]]] = {}
@@ -270,25 +305,48 @@ class Synthesizer:
 
     # -- verifier side ------------------------------------------------------------------
     def _cca_encoding(self, cand: Candidate) -> Encoding:
-        from ccmatic.lang.cca import compile_into
-
+        """The candidate's CCA constraints: the symbolic encoding with holes replaced."""
+        pairs = [(self.hvars[h], rat(v)) for h, v in cand.items()]
         enc = Encoding()
-        for f in range(self.tr.N):
-            compile_into(self.prog, self.tr, f, enc=enc, holes=dict(cand))
+        for tag, c in self.sym_cca.constraints:
+            enc.add(tag, z3.substitute(c, *pairs))
         return enc
 
     def reverify(self, cand: Candidate) -> bool:
-        """Re-verify a solution from scratch: a fresh trace, encoding and solver."""
-        t0 = time.perf_counter()
-        prob = build(self.query, self.prog, holes=dict(cand))  # type: ignore[arg-type]
-        out = solve(prob, RunOptions(self.opts.check_timeout_s, self.opts.seed))
-        self.stats.reverify_s += time.perf_counter() - t0
-        from ccmatic.verify import Proved as VProved
+        """Re-verify a solution in a fresh solver, from a separate trace and encoding;
+        the candidate is compiled strictly (units checked), its property re-checked,
+        and the setup confirmed to admit a trace (no vacuous proof)."""
+        from ccmatic.lang.cca import compile_into
 
-        return isinstance(out, VProved)
+        t0 = time.perf_counter()
+        try:
+            if self._fresh is None:
+                scratch = Encoding()
+                symbolic = {h: Val(hole_var(h), False, None, None, True) for h in self.domains}
+                prob = build(self.query, self.prog, holes=symbolic, cca_enc=scratch)  # type: ignore[arg-type]
+                self._fresh = (prob, z3.Not(prob.prop))
+            prob, neg = self._fresh
+            enc = Encoding()
+            try:
+                for f in range(prob.trace.N):
+                    compile_into(self.prog, prob.trace, f, enc=enc, holes=dict(cand))
+            except SpecError:
+                self.stats.ill_typed += 1
+                return False
+            sess = Session(prob.base, self.opts.check_timeout_s, self.opts.seed + 1)
+            for _tag, c in enc.constraints:
+                sess.solver.add(c)
+            extra = Encoding()
+            extra.add("negated property", neg)
+            r = sess.check(extra)
+            if not isinstance(r, Proved):
+                return False
+            return isinstance(sess.check(), Sat)  # not vacuous
+        finally:
+            self.stats.reverify_s += time.perf_counter() - t0
 
     # -- main loop ------------------------------------------------------------------------
-    def run(self, progress: Callable[["Synthesizer", float], None] | None = None,
+    def run(self, progress: Callable[[Synthesizer, float], None] | None = None,
             should_stop: Callable[[], bool] | None = None) -> SynthResult:
         start = time.perf_counter()
         status = "complete"
@@ -311,12 +369,11 @@ class Synthesizer:
                 model = self.gen.model()
                 cand = {h: Evaluator(model).num(v) for h, v in self.hvars.items()}
                 self.stats.iterations += 1
-                try:
-                    enc = self._cca_encoding(cand)
-                except SpecError:
-                    self.stats.ill_typed += 1
-                    self._block_exact(cand)
-                    continue
+                key = tuple(sorted(cand.items()))
+                if key in self._seen:  # the generator must never repeat itself
+                    raise RuntimeError(f"generator proposed candidate {cand} twice")
+                self._seen.add(key)
+                enc = self._cca_encoding(cand)
                 t1 = time.perf_counter()
                 r = self.verifier.check(enc)
                 self.stats.verifier_s += time.perf_counter() - t1
@@ -331,11 +388,12 @@ class Synthesizer:
                         self._block_exact(cand)
                 elif isinstance(r, Sat):
                     try:
-                        ev = recheck(r.model, self.base.constraints + enc.constraints)
+                        ev = recheck(r.model, self.base.constraints + enc.constraints + [("neg", self.neg_prop)],
+                                     self.fcache)
                     except RecheckError as e:
                         raise RuntimeError(f"counterexample failed the exact re-check: {e}") from e
+                    self._prune_model(r.model, ev)
                     values, mss = self._record_values(ev)
-                    self._prune(values, mss)
                     self.cex_log.append({"values": _values_json(values), "MSS": str(mss)})
                     self.stats.counterexamples += 1
                 else:

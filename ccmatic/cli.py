@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import math
+import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 from ccmatic import __version__
 from ccmatic.config import Query, RunOptions
@@ -108,7 +109,7 @@ def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     lib = _lib(args)
     rows: dict[str, list[dict[str, Any]]] = {"models": [], "templates": [], "queries": [], "proofs": []}
-    for kind in rows:
+    for kind, kind_rows in rows.items():
         for p in lib.listing(kind):
             desc = ""
             try:
@@ -120,8 +121,8 @@ def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     load_cca(p)  # only list CCA files that load
             except SpecError as e:
                 desc = f"(invalid: {e.render()})"
-            rows[kind].append({"name": p.stem if kind != "queries" else str(p.relative_to(p.parent.parent.parent)) if False else p.stem,
-                               "path": str(p), "description": desc})
+            kind_rows.append({"name": p.stem,
+                              "path": str(p), "description": desc})
     if args.json:
         out.write(json.dumps(rows, indent=2) + "\n")
         return EXIT_OK
@@ -147,25 +148,48 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             files.append(_resolve_query(args, item))
     if not files:
         raise SpecError(Loc(" ".join(args.paths)), "no query files found")
+    from ccmatic.lang.cca import load_cca
+
     rows = []
     for p in files:
         q = _load_query(args, str(p))
+        prog = load_cca(q.cca_path)
         t0 = time.perf_counter()
-        rep = verify(q, _opts(args))
-        wall = time.perf_counter() - t0
-        row = {"query": str(p), "result": rep.result, "expect": q.expect, "T": q.T,
-               "wall_s": round(wall, 3), "encode_s": round(rep.encode_s, 3), "solve_s": round(rep.solve_s, 3),
-               "constraints": rep.n_constraints}
+        row: dict[str, Any]
+        if prog.is_template:
+            from ccmatic.cegis import Synthesizer, SynthOptions
+
+            syn = Synthesizer(q, SynthOptions(timeout_s=args.timeout, seed=args.seed), prog)
+            res = syn.run()
+            wall = time.perf_counter() - t0
+            st = res.stats
+            row = {"query": str(p), "kind": "synth", "status": res.status, "solutions": len(res.solutions),
+                   "expect_solutions": q.expect_solutions, "thesis_solutions": q.thesis_solutions, "T": q.T,
+                   "wall_s": round(wall, 3), "iterations": st.iterations, "counterexamples": st.counterexamples,
+                   "encode_s": round(st.encode_s, 3), "generator_s": round(st.generator_s, 3),
+                   "verifier_s": round(st.verifier_s, 3), "reverify_s": round(st.reverify_s, 3),
+                   "result": f"{res.status}:{len(res.solutions)}",
+                   "ok": res.status == "complete" and q.expect_solutions in (None, len(res.solutions))}
+            if not args.json:
+                mark = "" if row["ok"] else f"  (expected {q.expect_solutions} solutions)"
+                out.write(f"{p.stem:32s} {res.status:9s} {len(res.solutions):4d} sol  wall {wall:7.2f}s  "
+                          f"iter {st.iterations:4d}  gen {st.generator_s:6.2f}s  ver {st.verifier_s:6.2f}s  "
+                          f"re-verify {st.reverify_s:6.2f}s{mark}\n")
+        else:
+            rep = verify(q, _opts(args))
+            wall = time.perf_counter() - t0
+            row = {"query": str(p), "kind": "verify", "result": rep.result, "expect": q.expect, "T": q.T,
+                   "wall_s": round(wall, 3), "encode_s": round(rep.encode_s, 3), "solve_s": round(rep.solve_s, 3),
+                   "constraints": rep.n_constraints, "ok": q.expect in (None, rep.result)}
+            if not args.json:
+                mark = "" if row["ok"] else f"  (expected {q.expect})"
+                out.write(f"{p.stem:32s} {rep.result:15s} wall {wall:7.2f}s  encode {rep.encode_s:6.2f}s  "
+                          f"solve {rep.solve_s:7.2f}s{mark}\n")
         rows.append(row)
-        if not args.json:
-            mark = "" if q.expect in (None, rep.result) else f"  (expected {q.expect})"
-            out.write(f"{p.stem:32s} {rep.result:15s} wall {wall:7.2f}s  encode {rep.encode_s:6.2f}s  "
-                      f"solve {rep.solve_s:7.2f}s{mark}\n")
-            out.flush()
+        out.flush()
     if args.json:
         out.write(json.dumps({"rows": rows, "total_wall_s": round(sum(r["wall_s"] for r in rows), 3)}, indent=2) + "\n")
-    bad = [r for r in rows if r["expect"] not in (None, r["result"])]
-    return EXIT_OK if not bad else EXIT_CEX
+    return EXIT_OK if all(r["ok"] for r in rows) else EXIT_CEX
 
 
 def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -273,14 +297,23 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     p = Path(args.file)
     if p.suffix == ".toml":
         q = _load_query(args, args.file)
-        build(q)  # encode without solving: checks the CCA, assumptions and objectives
-        res = {"file": str(p), "ok": True, "kind": "query"}
+        prog = load_cca(q.cca_path)
+        if prog.is_template:
+            from ccmatic.cegis import Synthesizer, SynthOptions
+
+            syn = Synthesizer(q, SynthOptions(), prog)  # encodes once: checks holes, units, objectives
+            res = {"file": str(p), "ok": True, "kind": "synthesis query", "holes": list(syn.domains),
+                   "candidates_before_unit_checks": syn.search_space()}
+        else:
+            build(q, prog)  # encode without solving: checks the CCA, assumptions and objectives
+            res = {"file": str(p), "ok": True, "kind": "query"}
     else:
         lib = _lib(args)
         found = lib.find("templates", args.file)
         prog = load_cca(found or p)
-        res = {"file": str(found or p), "ok": True, "kind": "cca", "sets_rate": prog.sets_rate,
-               "sets_cwnd": prog.sets_cwnd, "reads": sorted(prog.reads), "warmup_steps": prog.warmup(1)}
+        res = {"file": str(found or p), "ok": True, "kind": "template" if prog.is_template else "cca",
+               "sets_rate": prog.sets_rate, "sets_cwnd": prog.sets_cwnd, "reads": sorted(prog.reads),
+               "warmup_steps": prog.warmup(1), "holes": list(prog.holes)}
     if args.json:
         out.write(json.dumps(res) + "\n")
     else:
@@ -314,8 +347,11 @@ def build_parser() -> argparse.ArgumentParser:
     solver.add_argument("--seed", type=int, default=0, help="solver random seed")
     solver.add_argument("--T", type=int, default=None, metavar="N", help="override the horizon T")
 
-    p = _Parser(prog="ccmatic", description="Verify and synthesize congestion control algorithms with SMT.",
-                parents=[_common(top=True)])
+    # typed as the base class so that plain ArgumentParsers are accepted as subcommand
+    # parents (typeshed ties them to the parser class; the subparsers are _Parser too)
+    p: argparse.ArgumentParser = _Parser(
+        prog="ccmatic", description="Verify and synthesize congestion control algorithms with SMT.",
+        parents=[_common(top=True)])
     p.add_argument("--version", action="version", version=f"ccmatic {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -370,7 +406,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         return EXIT_INPUT
     except BrokenPipeError:  # e.g. `ccmatic list | head`
         try:
-            sys.stdout = open(os.devnull, "w")
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 -- stays open as the new stdout
         except OSError:
             pass
         return EXIT_OK

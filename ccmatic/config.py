@@ -114,6 +114,7 @@ class Query:
     objectives: tuple[Objective, ...] = ()
     holes: dict[str, tuple[Fraction, ...]] = field(default_factory=dict)
     expect_solutions: int | None = None
+    thesis_solutions: int | None = None
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ class Library:
     roots: tuple[Path, ...]
 
     @staticmethod
-    def default(extra: list[str] | None = None) -> "Library":
+    def default(extra: list[str] | None = None) -> Library:
         roots: list[Path] = [Path(p) for p in (extra or [])]
         env = os.environ.get("CCMATIC_LIB")
         if env:

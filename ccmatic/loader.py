@@ -7,13 +7,21 @@ import difflib
 import math
 import re
 import tomllib
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import fields, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from ccmatic.config import BeliefTimeouts, Buffer, Initial, ModelConfig, Objective, Query
+from ccmatic.config import (
+    BeliefTimeouts,
+    Buffer,
+    Initial,
+    ModelConfig,
+    Objective,
+    Query,
+)
 from ccmatic.errors import Loc, SpecError
 from ccmatic.lang.source import Source, read_source
 from ccmatic.library import Library
@@ -41,7 +49,7 @@ class TomlDoc:
 
     def _find(self, pattern: str) -> int | None:
         """Offset of group 1 of the first match in the current table, else in the whole file."""
-        pat = re.compile(pattern, re.M)
+        pat = re.compile(pattern, re.MULTILINE)
         m = pat.search(self.text, self._start) or pat.search(self.text)
         return m.start(1) if m else None
 
@@ -54,7 +62,7 @@ class TomlDoc:
     def table(self, name: str, nth: int = 0) -> Iterator[None]:
         """Inside this block, keys are located in the nth ``[name]``/``[[name]]`` table first
         (so an error in the second [[objective]] points at that objective)."""
-        headers = list(re.finditer(r"^[ \t]*\[\[?[ \t]*" + re.escape(name) + r"[ \t]*\]\]?", self.text, re.M))
+        headers = list(re.finditer(r"^[ \t]*\[\[?[ \t]*" + re.escape(name) + r"[ \t]*\]\]?", self.text, re.MULTILINE))
         old = self._start
         self._start = headers[nth].start() if nth < len(headers) else 0
         try:
@@ -150,7 +158,7 @@ def parse_buffer(doc: TomlDoc, v: Any) -> Buffer:
             kk = _frac(doc, "buffer", k)
             if kk < 0:
                 raise doc.err("buffer", "buffer size must be non-negative")
-            return Buffer(mode, kk)  # type: ignore[arg-type]
+            return Buffer(mode, kk)
     raise doc.err("buffer", f"bad buffer {v!r}",
                   "use \"infinite\", \"arbitrary\", {finite = k} (k BDPs), {small = k} or {large = k}")
 
@@ -216,7 +224,7 @@ def load_model(path: Path) -> ModelConfig:
 
 
 QUERY_KEYS = {"description", "cca", "model", "T", "expect", "periodic", "model_params", "initial",
-              "assume", "objective", "holes", "expect_solutions"}
+              "assume", "objective", "holes", "expect_solutions", "thesis_solutions"}
 
 
 def load_query(path: str | Path, lib: Library) -> Query:
@@ -306,15 +314,16 @@ def load_query(path: str | Path, lib: Library) -> Query:
                 raise doc.err(hname, f"hole '{hname}' lists a value twice")
             holes[str(hname)] = dom
     expect_solutions = _int(doc, "expect_solutions", d["expect_solutions"], 0) if "expect_solutions" in d else None
+    thesis_solutions = _int(doc, "thesis_solutions", d["thesis_solutions"], 0) if "thesis_solutions" in d else None
     return Query(
-        path=str(p), name=p.stem, holes=holes, expect_solutions=expect_solutions, description=str(d.get("description", "")), cca_path=str(cca_path),
+        path=str(p), name=p.stem, holes=holes, expect_solutions=expect_solutions, thesis_solutions=thesis_solutions, description=str(d.get("description", "")), cca_path=str(cca_path),
         model=model, T=T, expect=expect, periodic=periodic, initial=init,
         assumptions=tuple(assumptions), objectives=tuple(objectives),
     )
 
 
 def model_summary(m: ModelConfig) -> str:
-    parts = [m.family]
+    parts: list[str] = [m.family]
     if m.family == "ccac":
         parts.append("composing" if m.compose else "non-composing")
     parts.append(f"C={m.C} R={m.R} D={m.D} N={m.N}")
@@ -323,4 +332,4 @@ def model_summary(m: ModelConfig) -> str:
     return ", ".join(parts)
 
 
-__all__ = ["load_query", "load_model", "model_summary", "TomlDoc", "fields"]
+__all__ = ["TomlDoc", "fields", "load_model", "load_query", "model_summary"]

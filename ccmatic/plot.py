@@ -42,7 +42,7 @@ def plot_trace(tr: ConcreteTrace, path: str | Path, title: str = "counterexample
         top.plot(t, [float(x + beta) for x in agg["tokens"]], "C3--", lw=1, label="buffer limit T_A(t) + β")
     if any(x != 0 for x in agg["L"]):
         top.plot(t, _f(agg["L"]), "C3-", marker="x", ms=3, label="L (lost)")
-        ld = [sum((fl["Ld"][i] for fl in tr.flows), start=0) for i in t]  # type: ignore[misc]
+        ld = [sum((fl["Ld"][i] for fl in tr.flows), start=0) for i in t]
         top.plot(t, [float(x) for x in ld], "C3:", marker="x", ms=3, label="Ld (loss detected)")
     top.set_ylabel("bytes (cumulative)")
     top.set_title(title)

@@ -6,8 +6,8 @@ effects of the free initial state are ignored at step 0 (REFERENCE-SPEC).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Callable
 
 import z3
 

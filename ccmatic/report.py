@@ -17,7 +17,7 @@ def q(x: Fraction | bool | None) -> str | bool | None:
     return str(x)
 
 
-def fmt(x: Fraction | bool | None, width: int = 8) -> str:
+def fmt(x: Fraction | int | bool | None, width: int = 8) -> str:
     if x is None:
         return "-".rjust(width)
     if isinstance(x, bool):
@@ -59,7 +59,7 @@ def trace_table(tr: ConcreteTrace) -> str:
                 continue
             if c == "queue":
                 cols.append((c, [fmt(x) for x in (tr.aggregate["queue"] if tr.N == 1 else
-                                                  [a - l - s for a, l, s in zip(fl["A"], fl["L"], fl["S"])])]))  # type: ignore[operator]
+                                                  [a - l - s for a, l, s in zip(fl["A"], fl["L"], fl["S"])])]))
                 continue
             if c == "qdel":
                 if "qdel_lo" in fl:

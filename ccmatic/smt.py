@@ -8,9 +8,9 @@ so that every counterexample can be re-checked independently of Z3.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator, Union
 
 import z3
 
@@ -27,7 +27,7 @@ class Encoding:
                 c = z3.BoolVal(c)
             self.constraints.append((tag, c))
 
-    def extend(self, other: "Encoding") -> None:
+    def extend(self, other: Encoding) -> None:
         self.constraints.extend(other.constraints)
 
     def __len__(self) -> int:
@@ -62,7 +62,7 @@ class Unknown:
     reason: str
 
 
-CheckResult = Union[Proved, Sat, Unknown]
+CheckResult = Proved | Sat | Unknown
 
 
 class Session:

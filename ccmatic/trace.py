@@ -11,8 +11,8 @@ to :attr:`Trace.enc`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Callable
 
 import z3
 
@@ -56,7 +56,7 @@ class Trace:
         self.has_rate = [False] * N
         self.has_cwnd = [False] * N
         # CCA state variables per flow: name -> per-step vars
-        self.state_f: list[dict[str, list[z3.ExprRef]]] = [dict() for _ in range(N)]
+        self.state_f: list[dict[str, list[z3.ExprRef]]] = [{} for _ in range(N)]
         self.extra_vars: list[z3.ExprRef] = []
         # lazily-built parts
         self._lazy: dict[str, object] = {}

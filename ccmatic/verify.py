@@ -13,9 +13,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Union
 
 import z3
 
@@ -29,7 +29,9 @@ from ccmatic.network.common import periodic
 from ccmatic.network.delay import qdel_bounds
 from ccmatic.properties import cbr_consistent, objective_formula, series_fn
 from ccmatic.recheck import Evaluator, RecheckError, recheck
-from ccmatic.smt import Encoding, Proved as _P, Sat, Session, Unknown as _U
+from ccmatic.smt import Encoding, Sat, Session
+from ccmatic.smt import Proved as _P
+from ccmatic.smt import Unknown as _U
 from ccmatic.trace import Trace
 
 
@@ -61,7 +63,7 @@ class Unknown:
     reason: str
 
 
-Outcome = Union[Proved, Counterexample, Unknown]
+Outcome = Proved | Counterexample | Unknown
 
 
 @dataclass

@@ -44,17 +44,22 @@ from __future__ import annotations
 
 import ast
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Literal
 
 import z3
 
 from ccmatic.errors import Loc, SpecError
 from ccmatic.lang.expr import Compiler, Val
 from ccmatic.lang.source import HOLE_PREFIX, Source, parse, read_source
-from ccmatic.lang.units import BYTES, COUNT, DECLARABLE, RATE, SECONDS, Unit, unit_name
+from ccmatic.lang.units import BYTES, DECLARABLE, RATE, SECONDS, Unit, unit_name
+
+if TYPE_CHECKING:
+    from ccmatic.smt import Encoding
+    from ccmatic.trace import Trace
 
 # observation name -> (unit or None for bool, lag kind)
 OBSERVATIONS: dict[str, tuple[Unit | None, str]] = {
@@ -248,7 +253,7 @@ class _Executor:
 
     def __init__(self, scope: _StepScope) -> None:
         self.scope = scope
-        self.comp = Compiler(scope)  # type: ignore[arg-type]
+        self.comp = Compiler(scope)
         self.persistent = set(OUTPUTS) | set(scope.state_units)
 
     def err(self, node: ast.AST, msg: str, hint: str | None = None) -> SpecError:
@@ -336,7 +341,7 @@ class _Executor:
         self.scope._record(name, 1)
         return Val(self.scope.fetch(name, 1), unit is None, unit)
 
-    def _target_unit(self, name: str) -> Unit | str | None:
+    def _target_unit(self, name: str) -> Unit | Literal["bool"] | None:
         if name in OUTPUTS:
             return OUTPUTS[name]
         if name in self.scope.state_units:
@@ -422,11 +427,11 @@ def _hole_domain(src: Source, node: ast.expr) -> tuple[Fraction, ...]:
             return None
 
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
-        comp = Compiler(ConstScope())  # type: ignore[arg-type]
+        comp = Compiler(ConstScope())
         bounds = [comp.static_int(a, allow_t=False) for a in node.args]
         elts_v = [Fraction(v) for v in range(*[int(b) for b in bounds])]  # type: ignore[arg-type]
     elif isinstance(node, (ast.Set, ast.List, ast.Tuple)):
-        comp = Compiler(ConstScope())  # type: ignore[arg-type]
+        comp = Compiler(ConstScope())
         elts_v = []
         for e in node.elts:
             v = comp.num(e)
@@ -527,14 +532,14 @@ def _compile_init(prog: CcaProgram, s: StateDecl, R: int, mss: z3.ArithRef,
             return None
 
     assert s.init is not None
-    v = Compiler(InitScope()).expr(s.init)  # type: ignore[arg-type]
+    v = Compiler(InitScope()).expr(s.init)
     if (s.unit is None) != v.is_bool or (v.unit is not None and s.unit is not None and v.unit != s.unit):
         raise SpecError(prog.source.node_loc(s.init),
                         f"initial value of '{s.name}' does not match its declared unit {unit_name(s.unit) if s.unit else 'bool'}")
     return v
 
 
-def trace_series(tr: "Trace", f: int, name: str) -> list[z3.ExprRef]:  # noqa: F821
+def trace_series(tr: Trace, f: int, name: str) -> list[z3.ExprRef]:
     """The per-step terms of a quantity a CCA may read, for flow f (builds beliefs
     and delay booleans on first use)."""
     from ccmatic.beliefs import cbr_beliefs, rate_beliefs
@@ -557,15 +562,12 @@ def trace_series(tr: "Trace", f: int, name: str) -> list[z3.ExprRef]:  # noqa: F
     raise KeyError(name)
 
 
-def compile_into(prog: CcaProgram, tr: "Trace", flow: int, enc: "Encoding | None" = None,  # noqa: F821
-                 holes: "dict[str, Fraction | Val] | None" = None) -> None:
+def compile_into(prog: CcaProgram, tr: Trace, flow: int, enc: Encoding | None = None,
+                 holes: dict[str, Fraction | Val] | None = None) -> None:
     """Add the CCA's constraints for one flow to ``enc`` (default ``tr.enc``).
 
     A template needs ``holes`` (a candidate: one value per hole).  Beliefs the CCA
     reads are built on first use and always go to ``tr.enc``."""
-    from ccmatic.beliefs import cbr_beliefs, rate_beliefs
-    from ccmatic.network.delay import qdel_bounds
-
     if prog.sim_only:
         raise SpecError(Loc(prog.path, 1, 1), "this CCA file is marked simulator-only (nonlinear arithmetic)",
                         "use it with 'ccmatic simulate'; verify needs a linear CCA")

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable, Iterator, Protocol
+from typing import Protocol
 
 import z3
 
@@ -50,11 +51,11 @@ class Val:
         return self.const is None and not self.hole
 
     @staticmethod
-    def num(x: Fraction, unit: Unit | None = None) -> "Val":
+    def num(x: Fraction, unit: Unit | None = None) -> Val:
         return Val(rat(x), False, unit, x)
 
     @staticmethod
-    def boolean(b: bool) -> "Val":
+    def boolean(b: bool) -> Val:
         return Val(z3.BoolVal(b), True)
 
 
@@ -133,10 +134,10 @@ class Compiler:
             raise self.err(node, f"'{node.id}' is not a whole-number constant",
                            "indices and range bounds use integers, t, T, R, D or loop variables")
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            v = self.static_int(node.operand, allow_t)
-            if isinstance(v, tuple):
+            inner = self.static_int(node.operand, allow_t)
+            if isinstance(inner, tuple):
                 raise self.err(node, "'-t' is not a valid index", "write t - k")
-            return -v
+            return -inner
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
             a = self.static_int(node.left, allow_t)
             b = self.static_int(node.right, allow_t)
@@ -227,7 +228,7 @@ class Compiler:
                            "use arithmetic, comparisons, and/or/not, if-expressions, min/max/sum/all/any")
         return method(node)
 
-    def _Constant(self, node: ast.Constant) -> Val:  # noqa: N802
+    def _Constant(self, node: ast.Constant) -> Val:
         v = node.value
         if isinstance(v, bool):
             return Val.boolean(v)
@@ -239,21 +240,21 @@ class Compiler:
             return Val.num(Fraction(repr(v)))
         raise self.err(node, f"literal {v!r} is not a number")
 
-    def _Name(self, node: ast.Name) -> Val:  # noqa: N802
+    def _Name(self, node: ast.Name) -> Val:
         if node.id in self.loop_vars:
             return Val.num(Fraction(self.loop_vars[node.id]))
         if node.id in ("True", "False"):
             return Val.boolean(node.id == "True")
         if node.id.startswith(HOLE_PREFIX):
             hole = getattr(self.scope, "hole", None)
-            v = hole(node.id[len(HOLE_PREFIX):], node) if hole is not None else None
+            v: Val | None = hole(node.id[len(HOLE_PREFIX):], node) if hole is not None else None
             if v is None:
                 raise self.err(node, f"hole '?{node.id[len(HOLE_PREFIX):]}' has no value here",
                                "holes are filled by 'ccmatic synth'; 'verify' needs a concrete CCA")
             return v
         return self.scope.name(node.id, node)
 
-    def _Subscript(self, node: ast.Subscript) -> Val:  # noqa: N802
+    def _Subscript(self, node: ast.Subscript) -> Val:
         if not isinstance(node.value, ast.Name):
             raise self.err(node, "only named trace quantities can be indexed, e.g. S[t - 1]")
         sl = node.slice
@@ -261,18 +262,18 @@ class Compiler:
         idx = [self.static_int(p, allow_t=True) for p in parts]
         return self.scope.index(node.value.id, idx, node)
 
-    def _UnaryOp(self, node: ast.UnaryOp) -> Val:  # noqa: N802
+    def _UnaryOp(self, node: ast.UnaryOp) -> Val:
         if isinstance(node.op, ast.Not):
             v = self.boolean(node.operand)
             return Val(z3.Not(v.term), True)
         v = self.num(node.operand)
         if isinstance(node.op, ast.USub):
-            return Val(-v.term, False, v.unit, -v.const if v.const is not None else None, v.hole)  # type: ignore[operator]
+            return Val(-v.term, False, v.unit, -v.const if v.const is not None else None, v.hole)
         if isinstance(node.op, ast.UAdd):
             return v
         raise self.err(node, "unsupported unary operator")
 
-    def _BinOp(self, node: ast.BinOp) -> Val:  # noqa: N802
+    def _BinOp(self, node: ast.BinOp) -> Val:
         a = self.num(node.left)
         b = self.num(node.right)
         op = node.op
@@ -281,7 +282,7 @@ class Compiler:
             if a.const is not None and b.const is not None:
                 c = a.const + b.const if isinstance(op, ast.Add) else a.const - b.const
                 return Val.num(c, unit)
-            term = a.term + b.term if isinstance(op, ast.Add) else a.term - b.term  # type: ignore[operator]
+            term = a.term + b.term if isinstance(op, ast.Add) else a.term - b.term
             return Val(term, False, unit, hole=not (a.symbolic or b.symbolic))
         if isinstance(op, ast.Mult):
             unit = _mul_unit(a.unit, b.unit)
@@ -290,7 +291,7 @@ class Compiler:
                     raise self.err(node, "product of two holes is nonlinear",
                                    "a hole may multiply a trace term or a constant, not another hole")
                 if a.hole or b.hole:  # linear once the candidate's holes are fixed
-                    return Val(a.term * b.term, False, unit)  # type: ignore[operator]
+                    return Val(a.term * b.term, False, unit)
                 raise self.err(node, "nonlinear product of two non-constant terms",
                                "ccmatic only accepts linear arithmetic; multiply by a constant")
             if a.const is not None and b.const is not None:
@@ -299,7 +300,7 @@ class Compiler:
             assert k.const is not None
             if k.const == 0:  # zero has every unit: '0 * c_lo + 0 * R' is well typed
                 return Val.num(Fraction(0))
-            return Val(rat(k.const) * other.term, False, unit, hole=other.hole)  # type: ignore[operator]
+            return Val(rat(k.const) * other.term, False, unit, hole=other.hole)
         if isinstance(op, ast.Div):
             if b.hole:
                 raise self.err(node, "division by a hole is nonlinear", "multiply by a hole instead")
@@ -311,15 +312,15 @@ class Compiler:
             unit = _div_unit(a.unit, b.unit)
             if a.const is not None:
                 return Val.num(a.const / b.const, unit if a.const != 0 else None)
-            return Val(a.term * rat(1 / b.const), False, unit, hole=a.hole)  # type: ignore[operator]
+            return Val(a.term * rat(1 / b.const), False, unit, hole=a.hole)
         raise self.err(node, f"operator '{type(op).__name__}' is not allowed",
                        "use + - * / with one constant factor")
 
-    def _BoolOp(self, node: ast.BoolOp) -> Val:  # noqa: N802
+    def _BoolOp(self, node: ast.BoolOp) -> Val:
         vals = [self.boolean(v).term for v in node.values]
         return Val(z3.And(*vals) if isinstance(node.op, ast.And) else z3.Or(*vals), True)
 
-    def _Compare(self, node: ast.Compare) -> Val:  # noqa: N802
+    def _Compare(self, node: ast.Compare) -> Val:
         left = self.expr(node.left)
         out = []
         for op, right_node in zip(node.ops, node.comparators):
@@ -334,13 +335,13 @@ class Compiler:
             self._unify(left, right, node, "compare")
             a, b = left.term, right.term
             if isinstance(op, ast.Lt):
-                out.append(a < b)  # type: ignore[operator]
+                out.append(a < b)
             elif isinstance(op, ast.LtE):
-                out.append(a <= b)  # type: ignore[operator]
+                out.append(a <= b)
             elif isinstance(op, ast.Gt):
-                out.append(a > b)  # type: ignore[operator]
+                out.append(a > b)
             elif isinstance(op, ast.GtE):
-                out.append(a >= b)  # type: ignore[operator]
+                out.append(a >= b)
             elif isinstance(op, ast.Eq):
                 out.append(a == b)
             elif isinstance(op, ast.NotEq):
@@ -350,7 +351,7 @@ class Compiler:
             left = right
         return Val(out[0] if len(out) == 1 else z3.And(*out), True)
 
-    def _IfExp(self, node: ast.IfExp) -> Val:  # noqa: N802
+    def _IfExp(self, node: ast.IfExp) -> Val:
         c = self.boolean(node.test)
         a = self.expr(node.body)
         b = self.expr(node.orelse)
@@ -361,7 +362,7 @@ class Compiler:
         unit = self._unify(a, b, node, "choose between")
         return Val(z3.If(c.term, a.term, b.term), False, unit)
 
-    def _Call(self, node: ast.Call) -> Val:  # noqa: N802
+    def _Call(self, node: ast.Call) -> Val:
         if not isinstance(node.func, ast.Name):
             raise self.err(node, "only built-in functions can be called")
         fn = node.func.id
@@ -379,20 +380,21 @@ class Compiler:
             acc = items[0].term
             for it in items[1:]:
                 if fn == "min":
-                    acc = z3.If(it.term < acc, it.term, acc)  # type: ignore[operator]
+                    acc = z3.If(it.term < acc, it.term, acc)
                 else:
-                    acc = z3.If(it.term > acc, it.term, acc)  # type: ignore[operator]
-            consts = [it.const for it in items]
-            if all(c is not None for c in consts):
-                return Val.num(min(consts) if fn == "min" else max(consts), unit)  # type: ignore[type-var, arg-type]
+                    acc = z3.If(it.term > acc, it.term, acc)
+            consts = [it.const for it in items if it.const is not None]
+            if len(consts) == len(items):
+                return Val.num(min(consts) if fn == "min" else max(consts), unit)
             return Val(acc, False, unit)
         if fn == "sum":
             items = self._items(node.args, node)
             unit = None
             for it in items:
                 unit = self._unify(Val(it.term, False, unit), it, node, "add")
-            if all(it.const is not None for it in items):
-                return Val.num(sum((it.const for it in items), Fraction(0)), unit)  # type: ignore[misc]
+            consts = [it.const for it in items if it.const is not None]
+            if len(consts) == len(items):
+                return Val.num(sum(consts, Fraction(0)), unit)
             return Val(z3.Sum([it.term for it in items]), False, unit)
         if fn in ("all", "any"):
             items = self._items(node.args, node)
@@ -407,7 +409,7 @@ class Compiler:
             v = self.num(node.args[0])
             if v.const is not None:
                 return Val.num(abs(v.const), v.unit)
-            return Val(z3.If(v.term >= 0, v.term, -v.term), False, v.unit)  # type: ignore[operator]
+            return Val(z3.If(v.term >= 0, v.term, -v.term), False, v.unit)
         if fn in _UNIT_CASTS:
             if len(node.args) != 1:
                 raise self.err(node, f"{fn}() takes one argument")

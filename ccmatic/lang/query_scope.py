@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import ast
 import difflib
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Callable
+from typing import TYPE_CHECKING
 
 import z3
 
@@ -19,6 +20,9 @@ from ccmatic.errors import SpecError
 from ccmatic.lang.expr import Compiler, Val
 from ccmatic.lang.source import Source, parse
 from ccmatic.lang.units import BYTES, RATE, SECONDS, Unit
+
+if TYPE_CHECKING:
+    from ccmatic.trace import Trace
 
 # per-flow series: name -> unit (None = bool)
 FLOW_SERIES: dict[str, Unit | None] = {
@@ -31,7 +35,7 @@ SUMMABLE = {"A", "S", "L", "Ld", "queue"}
 
 
 class QueryScope:
-    def __init__(self, source: Source, tr: "Trace",  # noqa: F821
+    def __init__(self, source: Source, tr: Trace,
                  series: Callable[[str, int | None, int], z3.ExprRef]) -> None:
         self.source = source
         self.tr = tr
@@ -72,6 +76,7 @@ class QueryScope:
             raise self.err(node, "'t' is not bound here", "use an absolute step, or 'all(... for t in range(1, T))'")
         ints = [int(i) for i in index]  # type: ignore[arg-type]
         unit: Unit | None
+        flow: int | None
         if ident in FLOW_SERIES:
             unit = FLOW_SERIES[ident]
         elif ident in AGG_SERIES:
@@ -110,9 +115,9 @@ class QueryScope:
         return {"T": self.tr.T, "R": m.R, "D": m.D, "N": self.tr.N}.get(ident)
 
 
-def compile_bool(source: Source, tr: "Trace", series: Callable[[str, int | None, int], z3.ExprRef]) -> z3.BoolRef:  # noqa: F821
+def compile_bool(source: Source, tr: Trace, series: Callable[[str, int | None, int], z3.ExprRef]) -> z3.BoolRef:
     tree = parse(source, "eval")
     assert isinstance(tree, ast.Expression)
-    comp = Compiler(QueryScope(source, tr, series))  # type: ignore[arg-type]
+    comp = Compiler(QueryScope(source, tr, series))
     v = comp.boolean(tree.body)
-    return v.term  # type: ignore[return-value]
+    return v.term

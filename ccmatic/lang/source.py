@@ -145,8 +145,8 @@ def _rewrite_one_implies(src: Source, text: str) -> str | None:
     if pos is None:
         return None
     line_starts = [0]
-    for ln in text.split("\n"):
-        line_starts.append(line_starts[-1] + len(ln) + 1)
+    for line in text.split("\n"):
+        line_starts.append(line_starts[-1] + len(line) + 1)
 
     def off(rc: tuple[int, int]) -> int:
         return line_starts[rc[0] - 1] + rc[1]

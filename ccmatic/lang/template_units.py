@@ -13,7 +13,7 @@ blocked by the CEGIS loop itself.)
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from itertools import pairwise
 
 import z3
 
@@ -21,7 +21,7 @@ from ccmatic.lang.cca import OBSERVATIONS, OUTPUTS, CcaProgram
 from ccmatic.lang.source import HOLE_PREFIX
 from ccmatic.lang.units import BYTES, RATE, SECONDS, Unit
 
-Alts = list[tuple[Optional[Unit], z3.BoolRef]]
+Alts = list[tuple[Unit | None, z3.BoolRef]]
 PARAM_UNITS = {"MSS": BYTES, "R": SECONDS, "D": SECONDS, "T": SECONDS}
 
 
@@ -45,7 +45,7 @@ class _Analyzer:
 
     @staticmethod
     def merge(*groups: Alts) -> Alts:
-        out: dict[Optional[Unit], list[z3.BoolRef]] = {}
+        out: dict[Unit | None, list[z3.BoolRef]] = {}
         for g in groups:
             for u, c in g:
                 out.setdefault(u, []).append(c)
@@ -116,7 +116,7 @@ class _Analyzer:
             return [(None, T)]
         if isinstance(node, ast.Compare):
             parts = [self.alts(node.left)] + [self.alts(c) for c in node.comparators]
-            for x, y in zip(parts, parts[1:]):
+            for x, y in pairwise(parts):
                 self.conflict(x, y)
             return [(None, T)]
         if isinstance(node, ast.BoolOp):
@@ -165,7 +165,7 @@ def unit_constraints(prog: CcaProgram) -> list[z3.BoolRef]:
     return out
 
 
-def _mul(a: Optional[Unit], b: Optional[Unit]) -> Optional[Unit]:
+def _mul(a: Unit | None, b: Unit | None) -> Unit | None:
     if a is None:
         return b
     if b is None:
@@ -173,10 +173,10 @@ def _mul(a: Optional[Unit], b: Optional[Unit]) -> Optional[Unit]:
     return a * b
 
 
-def _div(a: Optional[Unit], b: Optional[Unit]) -> Optional[Unit]:
+def _div(a: Unit | None, b: Unit | None) -> Unit | None:
     if b is None:
         return a
     return (a or Unit()) / b
 
 
-__all__ = ["unit_constraints", "hole_var", "RATE"]
+__all__ = ["RATE", "hole_var", "unit_constraints"]

@@ -16,10 +16,10 @@ class Unit:
     byte: int = 0
     sec: int = 0
 
-    def __mul__(self, other: "Unit") -> "Unit":
+    def __mul__(self, other: Unit) -> Unit:
         return Unit(self.byte + other.byte, self.sec + other.sec)
 
-    def __truediv__(self, other: "Unit") -> "Unit":
+    def __truediv__(self, other: Unit) -> Unit:
         return Unit(self.byte - other.byte, self.sec - other.sec)
 
     def __str__(self) -> str:
