@@ -42,6 +42,7 @@ class SynthOptions:
     timeout_s: float | None = None  # whole run
     check_timeout_s: float | None = 300.0  # one verifier check
     seed: int = 0
+    record_counterexamples: bool = True  # keep their observations (needed for checkpoints)
 
 
 @dataclass
@@ -393,8 +394,9 @@ class Synthesizer:
                     except RecheckError as e:
                         raise RuntimeError(f"counterexample failed the exact re-check: {e}") from e
                     self._prune_model(r.model, ev)
-                    values, mss = self._record_values(ev)
-                    self.cex_log.append({"values": _values_json(values), "MSS": str(mss)})
+                    if self.opts.record_counterexamples:
+                        values, mss = self._record_values(ev)
+                        self.cex_log.append({"values": _values_json(values), "MSS": str(mss)})
                     self.stats.counterexamples += 1
                 else:
                     assert isinstance(r, Unknown)
@@ -426,6 +428,8 @@ class Synthesizer:
         return h.hexdigest()
 
     def checkpoint(self, path: str | Path) -> None:
+        if not self.opts.record_counterexamples:
+            raise RuntimeError("checkpoints need SynthOptions(record_counterexamples=True)")
         data = {
             "fingerprint": self.fingerprint(),
             "query": self.query.path,

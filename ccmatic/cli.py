@@ -159,7 +159,7 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if prog.is_template:
             from ccmatic.cegis import Synthesizer, SynthOptions
 
-            syn = Synthesizer(q, SynthOptions(timeout_s=args.timeout, seed=args.seed), prog)
+            syn = Synthesizer(q, SynthOptions(timeout_s=args.timeout, seed=args.seed, record_counterexamples=False), prog)
             res = syn.run()
             wall = time.perf_counter() - t0
             st = res.stats
@@ -208,7 +208,8 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     outdir = Path(args.out) if args.out else None
     if outdir is not None and outdir.exists() and not outdir.is_dir():
         raise SpecError(Loc(str(outdir)), "--out must be a folder")
-    syn = Synthesizer(q, SynthOptions(timeout_s=args.timeout, check_timeout_s=args.check_timeout, seed=args.seed))
+    syn = Synthesizer(q, SynthOptions(timeout_s=args.timeout, check_timeout_s=args.check_timeout, seed=args.seed,
+                                      record_counterexamples=bool(args.checkpoint)))
     if args.resume:
         syn.resume(args.resume)
     stop = {"flag": False}
