@@ -255,3 +255,12 @@ def test_cbr_beliefs_move_and_are_tight() -> None:
     refuted(m, 7, "C * R + buffer >= c_lo_lambda[T-1] * (R + D) + 1/100", assume=("c_lo_lambda[0] <= C / 10",))
     refuted(replace(CBR, R=2, D=2), 7, "c_lo_lambda[T-1] == c_lo_lambda[0]")
     proved(replace(CBR, R=2, D=2), 7, "all(c_lo_lambda[t] <= C and q_hi[t] >= bq[t] for t in range(T))")
+
+
+def test_reference_evidence_is_unsound_but_default_is_sound() -> None:
+    """REFERENCE-SPEC's literal evidence rule (kept as belief_evidence = "reference" to
+    compare with Table 4.1) lets c_hi fall below C with a finite buffer, through the
+    late detection of an old loss; ccmatic's default evidence is proved sound there."""
+    finite = replace(CCAC, buffer=BUFFERS["finite"])
+    proved(finite, 6, SOUND)
+    refuted(replace(finite, belief_evidence="reference", qdel_prehistory="free"), 6, SOUND)
