@@ -214,14 +214,14 @@ class Synthesizer:
         self.problem: Problem = build(query, self.prog, holes=symbolic, cca_enc=self.sym_cca)  # type: ignore[arg-type]
         self.tr = self.problem.trace
         self.base = self.problem.base
-        self.verifier = Session(self.base, opts.check_timeout_s, opts.seed)
+        self.verifier = Session(self.base, opts.check_timeout_s, opts.seed, self.tr.logic)
         self.neg_prop = z3.Not(self.problem.prop)
         self.verifier.solver.add(self.neg_prop)
         self.fcache = FormulaCache()
         self.output_defs = self._output_definitions()
         self._fresh: tuple[Problem, z3.BoolRef] | None = None  # base for re-verification
         # generator
-        self.gen = make_solver(None, opts.seed)
+        self.gen = make_solver(None, opts.seed, "QF_LRA")
         for h, dom in self.domains.items():
             self.gen.add(z3.Or(*[self.hvars[h] == rat(v) for v in dom]))
         for c in unit_constraints(self.prog):
@@ -334,7 +334,7 @@ class Synthesizer:
             except SpecError:
                 self.stats.ill_typed += 1
                 return False
-            sess = Session(prob.base, self.opts.check_timeout_s, self.opts.seed + 1)
+            sess = Session(prob.base, self.opts.check_timeout_s, self.opts.seed + 1, prob.trace.logic)
             for _tag, c in enc.constraints:
                 sess.solver.add(c)
             extra = Encoding()

@@ -34,9 +34,12 @@ class Encoding:
         return len(self.constraints)
 
 
-def make_solver(timeout_s: float | None, seed: int) -> z3.Solver:
-    """The one place where solvers are created: timeout (ms) and seeds are set here."""
-    s = z3.Solver()
+def make_solver(timeout_s: float | None, seed: int, logic: str | None = None) -> z3.Solver:
+    """The one place where solvers are created: timeout (ms), seed and logic are set
+    here.  ``logic="QF_LRA"`` (linear real arithmetic with booleans) lets Z3 use its
+    specialised solver, several times faster on CEGIS checks; encodings with integer
+    variables (belief timeouts) use the general solver."""
+    s = z3.SolverFor(logic) if logic else z3.Solver()
     if timeout_s is not None:
         s.set("timeout", max(1, int(timeout_s * 1000)))
     s.set("random_seed", seed)
@@ -68,8 +71,8 @@ CheckResult = Proved | Sat | Unknown
 class Session:
     """A solver holding a base encoding; checks happen in pushed scopes."""
 
-    def __init__(self, base: Encoding, timeout_s: float | None, seed: int) -> None:
-        self.solver = make_solver(timeout_s, seed)
+    def __init__(self, base: Encoding, timeout_s: float | None, seed: int, logic: str | None = None) -> None:
+        self.solver = make_solver(timeout_s, seed, logic)
         for _tag, c in base.constraints:
             self.solver.add(c)
 

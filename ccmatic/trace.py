@@ -105,5 +105,10 @@ class Trace:
     def built(self, key: str) -> bool:
         return key in self._lazy
 
+    @property
+    def logic(self) -> str | None:
+        """QF_LRA unless the encoding uses integer variables (belief timeouts)."""
+        return None if self.model.belief_timeouts is not None else "QF_LRA"
+
     def const(self, x: Fraction) -> z3.ArithRef:
         return rat(x)

@@ -142,7 +142,7 @@ def verify(query: Query, opts: RunOptions, cca: CcaProgram | None = None,
 
 
 def solve(prob: Problem, opts: RunOptions) -> Outcome:
-    sess = Session(prob.base, opts.timeout_s, opts.seed)
+    sess = Session(prob.base, opts.timeout_s, opts.seed, prob.trace.logic)
     neg = Encoding()
     neg.add("negated property", z3.Not(prob.prop))
     r = sess.check(neg)

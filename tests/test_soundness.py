@@ -136,10 +136,10 @@ def session_without(prefix: str) -> type[Session]:
     full encoding."""
 
     class Dropping(Session):
-        def __init__(self, base: Encoding, timeout_s: float | None, seed: int) -> None:
+        def __init__(self, base: Encoding, timeout_s: float | None, seed: int, logic: str | None = None) -> None:
             kept = Encoding([(tag, c) for tag, c in base.constraints if not tag.startswith(prefix)])
             assert len(kept) < len(base), f"no constraint tagged {prefix!r}"
-            super().__init__(kept, timeout_s, seed)
+            super().__init__(kept, timeout_s, seed, logic)
 
     return Dropping
 
