@@ -65,7 +65,7 @@ def test_table41_golden(name: str) -> None:
     assert len(r.solutions) == q.expect_solutions
 
 
-def test_g1_t5_with_hidden_prehistory_finds_cc_qdel() -> None:
+def test_g1_t5_with_hidden_prehistory_finds_cc_qdel(tmp_path: Path) -> None:
     """With CCAC's delay encoding (pre-trace samples hidden), G1 at T = 5 has solutions,
     among them cc_qdel's class: drain to c_lo/2 on queueing delay, else probe at 2 c_lo."""
     q = _query("G1-T5")
@@ -78,13 +78,10 @@ def test_g1_t5_with_hidden_prehistory_finds_cc_qdel() -> None:
                  and sol.holes["b0"] == Fraction(1, 2) and sol.holes["b1"] == 2]
     assert qdel_like, "no cc_qdel-like solution"
     # every printed solution is a CCA file that verify accepts and proves
-    for sol in r.solutions:
-        path = ROOT / "tests" / "data" / "_sol.cca"
-        try:
-            path.write_text(sol.text)
-            rep = verify(replace(q, cca_path=str(path)), RunOptions(300, 0))
-        finally:
-            path.unlink(missing_ok=True)
+    for i, sol in enumerate(r.solutions):
+        path = tmp_path / f"sol{i}.cca"
+        path.write_text(sol.text)
+        rep = verify(replace(q, cca_path=str(path)), RunOptions(300, 0))
         assert rep.result == "proved"
 
 
