@@ -239,10 +239,16 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not args.json and not args.quiet:
         err.write(f"synthesizing {q.name}: template {Path(syn.prog.path).name}, {len(syn.domains)} holes, "
                   f"{syn.search_space():,} candidates before unit checks, T={q.T}\n")
+    # Python runs signal handlers only between bytecodes, never inside a long Z3 call:
+    # the wakeup fd is written by the C-level handler at once, and a watcher thread
+    # turns it into a Z3 interrupt, so Ctrl-C stops even a long check.
     old = signal.signal(signal.SIGINT, on_sigint) if _main_thread() else None
+    watch = _InterruptWatcher(stop) if old is not None else None
     try:
         res = syn.run(progress, lambda: stop["flag"])
     finally:
+        if watch is not None:
+            watch.close()
         if old is not None:
             signal.signal(signal.SIGINT, old)
     if tty and not args.json and not args.quiet:
@@ -282,6 +288,45 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if res.unknown_candidates:
             out.write(f"  {len(res.unknown_candidates)} candidate(s) got 'unknown' and were NOT accepted\n")
     return EXIT_OK if res.status == "complete" else EXIT_UNKNOWN
+
+
+class _InterruptWatcher:
+    """Turns SIGINT into ``z3 interrupt`` while the main thread is inside Z3."""
+
+    def __init__(self, stop: dict[str, bool]) -> None:
+        import threading
+
+        self.stop = stop
+        self.r, self.w = os.pipe()
+        os.set_blocking(self.w, False)
+        self.old_fd = signal_set_wakeup_fd(self.w)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        import z3
+
+        while True:
+            try:
+                data = os.read(self.r, 1)
+            except OSError:
+                return
+            if not data:
+                return
+            self.stop["flag"] = True
+            z3.main_ctx().interrupt()
+
+    def close(self) -> None:
+        signal_set_wakeup_fd(self.old_fd)
+        os.close(self.w)
+        self.thread.join(timeout=1)
+        os.close(self.r)
+
+
+def signal_set_wakeup_fd(fd: int) -> int:
+    import signal
+
+    return signal.set_wakeup_fd(fd)
 
 
 def _main_thread() -> bool:
