@@ -410,6 +410,12 @@ class Synthesizer:
                     progress(self, time.perf_counter() - start)
         except KeyboardInterrupt:
             status = "interrupted"
+        except z3.Z3Exception:
+            # an interrupt (Ctrl-C) cancels whatever Z3 call is running, e.g. the
+            # model evaluation of the pruning step
+            if should_stop is None or not should_stop():
+                raise
+            status = "interrupted"
         return SynthResult(status, list(self.solutions), self.stats, list(self.unknown), time.perf_counter() - start)
 
     def _header(self, cand: Candidate) -> str:

@@ -40,6 +40,9 @@ def make_solver(timeout_s: float | None, seed: int, logic: str | None = None) ->
     specialised solver, several times faster on CEGIS checks; encodings with integer
     variables (belief timeouts) use the general solver."""
     s = z3.SolverFor(logic) if logic else z3.Solver()
+    # Z3's own Ctrl-C handler would swallow SIGINT during a check (the check just
+    # returns unknown); ccmatic handles SIGINT itself and interrupts Z3 explicitly
+    s.set("ctrl_c", False)
     if timeout_s is not None:
         s.set("timeout", max(1, int(timeout_s * 1000)))
     s.set("random_seed", seed)

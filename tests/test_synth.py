@@ -166,3 +166,25 @@ def test_cli_synth_timeout_exit_3() -> None:
 def test_verify_rejects_a_template() -> None:
     code, _, err = run("verify", str(T41 / "G1-T4.toml"))
     assert code == 2 and "template with holes" in err and len(err.strip().splitlines()) == 1
+
+
+def test_ctrl_c_stops_cleanly_and_keeps_solutions() -> None:
+    """SIGINT (Ctrl-C) during a long run: status interrupted, exit code 3, and the
+    solutions found so far are printed.  The signal arrives while Z3 is busy."""
+    import os
+    import signal
+    import threading
+    import time
+
+    def later() -> None:
+        time.sleep(6)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=later, daemon=True).start()
+    t0 = time.monotonic()
+    code, out, _ = run("synth", str(T41 / "G6.toml"), "--json")
+    assert code == 3
+    d = json.loads(out)
+    assert d["status"] == "interrupted"
+    assert time.monotonic() - t0 < 60
+    assert len(d["solutions"]) == len(d["holes"])
