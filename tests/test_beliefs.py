@@ -14,24 +14,13 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction as F
 from itertools import pairwise
-from pathlib import Path
 
+import helpers
 import pytest
 
-from ccmatic.config import (
-    BeliefTimeouts,
-    Buffer,
-    Initial,
-    ModelConfig,
-    Objective,
-    Query,
-    RunOptions,
-)
-from ccmatic.lang.source import Source
-from ccmatic.report import trace_table
-from ccmatic.verify import Counterexample, Unknown, VerifyReport, verify
+from ccmatic.config import BeliefTimeouts, Buffer, Initial, ModelConfig
+from ccmatic.verify import Counterexample
 
-ROOT = Path(__file__).resolve().parent.parent
 CONSISTENT = Initial(beliefs_consistent=True)
 
 CCAC = ModelConfig(name="ccac", family="ccac", compose=True, C=F(100), R=1, D=1, mss_max_bdp=F(1, 5))
@@ -48,38 +37,14 @@ LOSSES = ["droptail", "ccac"]
 SOUND = "all(c_lo[t] <= C and C <= c_hi[t] for t in range(T))"
 
 
-def query(model: ModelConfig, T: int, prop: str, assume: tuple[str, ...] = (),
-          initial: Initial = CONSISTENT, cca: str = "any_sender") -> Query:
-    return Query(
-        path="<test>", name="test", description="", cca_path=str(ROOT / "templates" / f"{cca}.cca"),
-        model=model, T=T, initial=initial, assumptions=tuple(Source("<test>", a) for a in assume),
-        objectives=(Objective("expr", {}, Source("<test>", prop), "property"),),
-    )
-
-
-def check(model: ModelConfig, T: int, prop: str, **kw: object) -> VerifyReport:
-    return verify(query(model, T, prop, **kw), RunOptions(timeout_s=60, seed=0))  # type: ignore[arg-type]
-
-
-def explain(rep: VerifyReport) -> str:
-    o = rep.outcome
-    if isinstance(o, Counterexample):
-        return "counterexample:\n" + trace_table(o.trace)
-    if isinstance(o, Unknown):
-        return f"unknown: {o.reason}"
-    return rep.result
-
-
 def proved(model: ModelConfig, T: int, prop: str, **kw: object) -> None:
-    rep = check(model, T, prop, **kw)
-    assert rep.result == "proved", f"{model.name} {model.buffer.mode} T={T}: expected '{prop}' proved, got {explain(rep)}"
+    kw.setdefault("initial", CONSISTENT)
+    helpers.proved(model, T, prop, **kw)
 
 
 def refuted(model: ModelConfig, T: int, prop: str, **kw: object) -> Counterexample:
-    rep = check(model, T, prop, **kw)
-    assert isinstance(rep.outcome, Counterexample), (
-        f"{model.name} {model.buffer.mode} T={T}: expected a counterexample to '{prop}', got {explain(rep)}")
-    return rep.outcome
+    kw.setdefault("initial", CONSISTENT)
+    return helpers.refuted(model, T, prop, **kw)
 
 
 # -- link-rate beliefs: CCAC and ideal ----------------------------------------------------

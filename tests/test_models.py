@@ -14,16 +14,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from fractions import Fraction as F
-from pathlib import Path
 
+import helpers
 import pytest
 
-from ccmatic.config import Buffer, Initial, ModelConfig, Objective, Query, RunOptions
-from ccmatic.lang.source import Source
-from ccmatic.report import trace_table
-from ccmatic.verify import Counterexample, Unknown, VerifyReport, verify
+from ccmatic.config import Buffer, Initial, ModelConfig
+from ccmatic.verify import VerifyReport
 
-ROOT = Path(__file__).resolve().parent.parent
 NO_PREMISES = Initial()
 
 CCAC = ModelConfig(name="ccac", family="ccac", compose=True, C=F(100), R=1, D=1)
@@ -35,37 +32,16 @@ ALL = list(FAMILIES)
 FINITE = Buffer("finite", F(1))
 
 
-def query(model: ModelConfig, T: int, prop: str, assume: tuple[str, ...] = (), cca: str = "any_sender",
-          periodic: int | None = None, initial: Initial = NO_PREMISES) -> Query:
-    return Query(
-        path="<test>", name="test", description="", cca_path=str(ROOT / "templates" / f"{cca}.cca"),
-        model=model, T=T, periodic=periodic, initial=initial,
-        assumptions=tuple(Source("<test>", a) for a in assume),
-        objectives=(Objective("expr", {}, Source("<test>", prop), "property"),),
-    )
-
-
 def check(model: ModelConfig, T: int, prop: str, **kw: object) -> VerifyReport:
-    return verify(query(model, T, prop, **kw), RunOptions(timeout_s=60, seed=0))  # type: ignore[arg-type]
-
-
-def explain(rep: VerifyReport) -> str:
-    o = rep.outcome
-    if isinstance(o, Counterexample):
-        return "counterexample:\n" + trace_table(o.trace)
-    if isinstance(o, Unknown):
-        return f"unknown: {o.reason}"
-    return rep.result
+    return helpers.check(model, T, prop, **kw)
 
 
 def proved(model: ModelConfig, T: int, prop: str, **kw: object) -> None:
-    rep = check(model, T, prop, **kw)
-    assert rep.result == "proved", f"{model.name} T={T}: expected '{prop}' proved, got {explain(rep)}"
+    helpers.proved(model, T, prop, **kw)
 
 
 def refuted(model: ModelConfig, T: int, prop: str, **kw: object) -> None:
-    rep = check(model, T, prop, **kw)
-    assert rep.result == "counterexample", f"{model.name} T={T}: expected a counterexample to '{prop}', got {explain(rep)}"
+    helpers.refuted(model, T, prop, **kw)
 
 
 # -- service curve (A.2.1, A.2.3) -------------------------------------------------------

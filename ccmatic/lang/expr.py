@@ -21,7 +21,16 @@ import z3
 
 from ccmatic.errors import SpecError
 from ccmatic.lang.source import HOLE_PREFIX, IMPLIES, Source
-from ccmatic.lang.units import BYTES, COUNT, RATE, SECONDS, Unit, unit_name
+from ccmatic.lang.units import (
+    BYTES,
+    COUNT,
+    RATE,
+    SECONDS,
+    Unit,
+    div_units,
+    mul_units,
+    unit_name,
+)
 
 
 def rat(x: Fraction) -> z3.ArithRef:
@@ -285,7 +294,7 @@ class Compiler:
             term = a.term + b.term if isinstance(op, ast.Add) else a.term - b.term
             return Val(term, False, unit, hole=not (a.symbolic or b.symbolic))
         if isinstance(op, ast.Mult):
-            unit = _mul_unit(a.unit, b.unit)
+            unit = mul_units(a.unit, b.unit)
             if a.const is None and b.const is None:
                 if a.hole and b.hole:
                     raise self.err(node, "product of two holes is nonlinear",
@@ -309,7 +318,7 @@ class Compiler:
                                "divide only by load-time constants, e.g. 2 or R")
             if b.const == 0:
                 raise self.err(node, "division by zero")
-            unit = _div_unit(a.unit, b.unit)
+            unit = div_units(a.unit, b.unit)
             if a.const is not None:
                 return Val.num(a.const / b.const, unit if a.const != 0 else None)
             return Val(a.term * rat(1 / b.const), False, unit, hole=a.hole)
@@ -427,15 +436,3 @@ class Compiler:
 _UNIT_CASTS = {"bytes": BYTES, "seconds": SECONDS, "rate": RATE}
 
 
-def _mul_unit(a: Unit | None, b: Unit | None) -> Unit | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a * b
-
-
-def _div_unit(a: Unit | None, b: Unit | None) -> Unit | None:
-    if b is None:
-        return a
-    return (a or COUNT) / b

@@ -19,7 +19,7 @@ import z3
 
 from ccmatic.lang.cca import OBSERVATIONS, OUTPUTS, CcaProgram
 from ccmatic.lang.source import HOLE_PREFIX
-from ccmatic.lang.units import BYTES, RATE, SECONDS, Unit
+from ccmatic.lang.units import BYTES, RATE, SECONDS, Unit, div_units, mul_units
 
 Alts = list[tuple[Unit | None, z3.BoolRef]]
 PARAM_UNITS = {"MSS": BYTES, "R": SECONDS, "D": SECONDS, "T": SECONDS}
@@ -110,9 +110,9 @@ class _Analyzer:
                     return [(u, z3.And(g, ha != 0)) for u, g in self.alts(node.right)]
                 if hb is not None and ha is None:
                     return [(u, z3.And(g, hb != 0)) for u, g in self.alts(node.left)]
-                return [(_mul(ua, ub), z3.And(ga, gb)) for ua, ga in self.alts(node.left) for ub, gb in self.alts(node.right)]
+                return [(mul_units(ua, ub), z3.And(ga, gb)) for ua, ga in self.alts(node.left) for ub, gb in self.alts(node.right)]
             if isinstance(node.op, ast.Div):
-                return [(_div(ua, ub), z3.And(ga, gb)) for ua, ga in self.alts(node.left) for ub, gb in self.alts(node.right)]
+                return [(div_units(ua, ub), z3.And(ga, gb)) for ua, ga in self.alts(node.left) for ub, gb in self.alts(node.right)]
             return [(None, T)]
         if isinstance(node, ast.Compare):
             parts = [self.alts(node.left)] + [self.alts(c) for c in node.comparators]
@@ -165,18 +165,6 @@ def unit_constraints(prog: CcaProgram) -> list[z3.BoolRef]:
     return out
 
 
-def _mul(a: Unit | None, b: Unit | None) -> Unit | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a * b
-
-
-def _div(a: Unit | None, b: Unit | None) -> Unit | None:
-    if b is None:
-        return a
-    return (a or Unit()) / b
 
 
 __all__ = ["RATE", "hole_var", "unit_constraints"]

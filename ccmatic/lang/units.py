@@ -46,3 +46,19 @@ def unit_name(u: Unit) -> str:
     if u.sec:
         parts.append("seconds" if u.sec == 1 else f"seconds^{u.sec}")
     return "*".join(parts) or "dimensionless"
+
+
+def mul_units(a: Unit | None, b: Unit | None) -> Unit | None:
+    """Unit of a product; None (a polymorphic number) takes the other side's unit."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a * b
+
+
+def div_units(a: Unit | None, b: Unit | None) -> Unit | None:
+    """Unit of a quotient; a polymorphic numerator counts as dimensionless."""
+    if b is None:
+        return a
+    return (a or COUNT) / b
