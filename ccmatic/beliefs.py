@@ -133,6 +133,10 @@ def _build_rate(tr: Trace) -> RateBeliefs:
                     if reference and e2 != en:
                         continue  # REFERENCE-SPEC judges a window only when it ends
                     for s in range(e2):
+                        if e2 < en and not loss_evidence and not reference and not s <= en - 1 - D < e2:
+                            # same evidence as at en - 1 (no step's backlog evidence
+                            # became available at en): already a candidate of c_hi(en - 1)
+                            continue
                         ok = upper_ok(s, e2, en)
                         if ok is not None:
                             ups.append(z3.If(ok, upper(s, e2), c_hi[f][en - 1]))
