@@ -24,7 +24,7 @@ from pathlib import Path
 
 import z3
 
-from ccmatic.config import Query
+from ccmatic.config import Query, RunOptions
 from ccmatic.errors import Loc, SpecError
 from ccmatic.lang.cca import CcaProgram, load_cca, step_outputs_on_values, trace_series
 from ccmatic.lang.expr import Val, rat
@@ -32,7 +32,8 @@ from ccmatic.lang.source import HOLE_PREFIX
 from ccmatic.lang.template_units import hole_var, unit_constraints
 from ccmatic.recheck import Evaluator, FormulaCache, RecheckError, recheck
 from ccmatic.smt import Encoding, Proved, Sat, Session, Unknown, make_solver
-from ccmatic.verify import Problem, build
+from ccmatic.verify import Problem, build, solve
+from ccmatic.verify import Proved as VProved
 
 Candidate = dict[str, Fraction]
 
@@ -219,7 +220,7 @@ class Synthesizer:
         self.verifier.solver.add(self.neg_prop)
         self.fcache = FormulaCache()
         self.output_defs = self._output_definitions()
-        self._fresh: tuple[Problem, z3.BoolRef] | None = None  # base for re-verification
+        self._fresh: Problem | None = None  # separately built base for re-verification
         # generator
         self.gen = make_solver(None, opts.seed, "QF_LRA")
         for h, dom in self.domains.items():
@@ -324,25 +325,18 @@ class Synthesizer:
             if self._fresh is None:
                 scratch = Encoding()
                 symbolic = {h: Val(hole_var(h), False, None, None, True) for h in self.domains}
-                prob = build(self.query, self.prog, holes=symbolic, cca_enc=scratch)  # type: ignore[arg-type]
-                self._fresh = (prob, z3.Not(prob.prop))
-            prob, neg = self._fresh
+                self._fresh = build(self.query, self.prog, holes=symbolic, cca_enc=scratch)  # type: ignore[arg-type]
+            fresh = self._fresh
             enc = Encoding()
             try:
-                for f in range(prob.trace.N):
-                    compile_into(self.prog, prob.trace, f, enc=enc, holes=dict(cand))
+                for f in range(fresh.trace.N):
+                    compile_into(self.prog, fresh.trace, f, enc=enc, holes=dict(cand))
             except SpecError:
                 self.stats.ill_typed += 1
                 return False
-            sess = Session(prob.base, self.opts.check_timeout_s, self.opts.seed + 1, prob.trace.logic)
-            for _tag, c in enc.constraints:
-                sess.solver.add(c)
-            extra = Encoding()
-            extra.add("negated property", neg)
-            r = sess.check(extra)
-            if not isinstance(r, Proved):
-                return False
-            return isinstance(sess.check(), Sat)  # not vacuous
+            enc.extend(fresh.base)
+            prob = Problem(fresh.trace, self.prog, enc, fresh.prop)
+            return isinstance(solve(prob, RunOptions(self.opts.check_timeout_s, self.opts.seed + 1)), VProved)
         finally:
             self.stats.reverify_s += time.perf_counter() - t0
 

@@ -13,6 +13,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -194,7 +195,6 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """CEGIS over a template: every CCA in it that meets the query."""
-    import signal
 
     import z3
 
@@ -299,7 +299,7 @@ class _InterruptWatcher:
         self.stop = stop
         self.r, self.w = os.pipe()
         os.set_blocking(self.w, False)
-        self.old_fd = signal_set_wakeup_fd(self.w)
+        self.old_fd = signal.set_wakeup_fd(self.w)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
@@ -317,16 +317,10 @@ class _InterruptWatcher:
             z3.main_ctx().interrupt()
 
     def close(self) -> None:
-        signal_set_wakeup_fd(self.old_fd)
+        signal.set_wakeup_fd(self.old_fd)
         os.close(self.w)
         self.thread.join(timeout=1)
         os.close(self.r)
-
-
-def signal_set_wakeup_fd(fd: int) -> int:
-    import signal
-
-    return signal.set_wakeup_fd(fd)
 
 
 def _main_thread() -> bool:
