@@ -362,7 +362,8 @@ class Synthesizer:
                     status = "interrupted" if (should_stop is not None and should_stop()) else "timeout"
                     break
                 model = self.gen.model()
-                cand = {h: Evaluator(model).num(v) for h, v in self.hvars.items()}
+                hole_ev = Evaluator(model, self.fcache)
+                cand = {h: hole_ev.num(v) for h, v in self.hvars.items()}
                 self.stats.iterations += 1
                 key = tuple(sorted(cand.items()))
                 if key in self._seen:  # the generator must never repeat itself

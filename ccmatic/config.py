@@ -76,6 +76,8 @@ class ModelConfig:
     mss_max_bdp: Fraction | None = None
     qdel_prehistory: Literal["free", "hidden"] = "hidden"
     belief_evidence: Literal["sound", "reference"] = "sound"
+    qdel_growth: Literal["fresh", "always"] = "fresh"
+    loss_detection: Literal["dupack", "oracle"] = "dupack"
     belief_timeouts: BeliefTimeouts | None = None
 
     @property

@@ -143,7 +143,8 @@ def _check_keys(doc: TomlDoc, table: dict[str, Any], allowed: set[str], where: s
 
 
 MODEL_KEYS = {"family", "description", "C", "R", "D", "N", "compose", "epsilon", "buffer", "loss",
-              "dupacks", "timeouts", "mss_max_bdp", "belief_timeouts", "qdel_prehistory", "belief_evidence"}
+              "dupacks", "timeouts", "mss_max_bdp", "belief_timeouts", "qdel_prehistory", "belief_evidence",
+              "qdel_growth", "loss_detection"}
 
 
 def parse_buffer(doc: TomlDoc, v: Any) -> Buffer:
@@ -192,6 +193,14 @@ def apply_model_table(doc: TomlDoc, base: ModelConfig, t: dict[str, Any], where:
         elif k == "qdel_prehistory":
             if v not in ("free", "hidden"):
                 raise doc.err(k, f"unknown qdel_prehistory '{v}'", "use \"free\" or \"hidden\"")
+            kw[k] = v
+        elif k == "loss_detection":
+            if v not in ("dupack", "oracle"):
+                raise doc.err(k, f"unknown loss_detection '{v}'", "use \"dupack\" or \"oracle\"")
+            kw[k] = v
+        elif k == "qdel_growth":
+            if v not in ("fresh", "always"):
+                raise doc.err(k, f"unknown qdel_growth '{v}'", "use \"fresh\" or \"always\"")
             kw[k] = v
         elif k == "belief_evidence":
             if v not in ("sound", "reference"):

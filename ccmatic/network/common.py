@@ -109,7 +109,10 @@ def loss_detection(tr: Trace) -> None:
     t − R − dt are detected at t iff the bytes sent by then, plus ``dupacks``·MSS,
     were ACKed by t − R.  Nothing is detected before it happened (Ld(t) ≤ L(t − R)).
     A timeout (if enabled) fires when every byte that was not lost has been ACKed
-    but bytes are outstanding; it detects all losses up to t − R."""
+    but bytes are outstanding; it detects all losses up to t − R.
+
+    ``loss_detection = "oracle"`` (CCmatic's prototype, used by Table 4.1): every
+    loss is detected exactly R after it happened, Ld(t) = L(t − R)."""
     e = tr.enc
     m = tr.model
     R = m.R
@@ -120,6 +123,11 @@ def loss_detection(tr: Trace) -> None:
             if t < R:
                 e.add("timeout", z3.Not(TO[t]))
                 e.add("loss detection", Ld[t] <= L[0])
+                continue
+            if m.loss_detection == "oracle":
+                # exactly one RTT after the loss (CCmatic's prototype)
+                e.add("timeout", z3.Not(TO[t]))
+                e.add("loss detection (oracle)", Ld[t] == L[t - R])
                 continue
             if m.timeouts:
                 e.add("timeout", TO[t] == z3.And(S[t - R] < A[t - 1], S[t - R] == A[t - R] - L[t - R]))

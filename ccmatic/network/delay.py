@@ -18,6 +18,7 @@ from typing import cast
 
 import z3
 
+from ccmatic.smt import Encoding
 from ccmatic.trace import Trace
 
 QdelBools = list[list[list[z3.BoolRef]]]
@@ -35,10 +36,14 @@ def _build(tr: Trace) -> QdelBools:
     # FIFO across flows), nor for non-composing CCAC with ε > 0 (tokens may be
     # wasted while ≤ ε bytes are undelivered, so a byte can wait indefinitely).
     bounded_delay = tr.N == 1 and not (m.family == "ccac" and not m.compose and m.epsilon > 0)
+    always = m.qdel_growth == "always"
     for f in range(tr.N):
         A, S, L = tr.A_f[f], tr.S_f[f], tr.L_f[f]
         for t in range(T):
             e.add("qdel at most one", z3.AtMost(*q[f][t], 1))
+            moved = z3.BoolVal(True) if always else (S[t] != S[t - 1] if t > 0 else None)
+            if t + 1 < T and moved is not None:
+                _growth(e, q[f][t], q[f][t + 1], moved)
             if t == 0:
                 continue  # the past before the trace is free
             moved = S[t] != S[t - 1]
@@ -53,14 +58,6 @@ def _build(tr: Trace) -> QdelBools:
                     e.add("qdel definition", z3.Implies(z3.Not(moved), q[f][t][dt] == q[f][t - 1][dt]))
                     if m.qdel_prehistory == "hidden":
                         e.add("qdel prehistory hidden", z3.Implies(moved, z3.Not(q[f][t][dt])))
-            if t + 1 < T:
-                # only a sample taken at t bounds the one at t + 1: a stale sample
-                # (S did not move at t) may be several steps old, and the delay of
-                # the next byte may exceed it by more than 1
-                for dt1 in range(T):
-                    for dt2 in range(dt1 + 2, T):
-                        e.add("qdel grows by at most 1 per step",
-                              z3.Implies(z3.And(moved, q[f][t][dt1]), z3.Not(q[f][t + 1][dt2])))
             if tr.buffer is not None and bounded_delay:
                 # delay at most β/C + D.  In steps: the byte S(t) arrived by t − dt and
                 # found at most β bytes without a token; no token is wasted while it
@@ -71,6 +68,25 @@ def _build(tr: Trace) -> QdelBools:
                 for dt in range(T):
                     e.add("qdel buffer bound", z3.Implies(q[f][t][dt], tr.C * (dt - m.D - 1) < tr.buffer))
     return q
+
+
+def _growth(e: Encoding, now: list[z3.BoolRef], nxt: list[z3.BoolRef], fresh: z3.BoolRef) -> None:
+    """FIFO: the byte serviced at t + 1 was sent no earlier than the one serviced at
+    t, so its delay is at most one step more, and finite if the first one was:
+    a fresh sample in bucket dt1 at t puts the next one in a bucket ≤ dt1 + 1.
+
+    Under ``qdel_growth = "fresh"`` this binds only a sample taken at t (S moved at
+    t, t ≥ 1): a stale sample may be several steps old, and the next byte's delay
+    may exceed it by more.  ``"always"`` (REFERENCE-SPEC, CCmatic's prototype)
+    binds every step, t = 0 and stale samples included; it over-constrains the
+    network but is what Table 4.1 was computed with."""
+    T = len(now)
+    for dt1 in range(T):
+        later = [nxt[dt2] for dt2 in range(dt1 + 2, T)]
+        if later:
+            e.add("qdel grows by at most 1 per step", z3.Implies(z3.And(fresh, now[dt1]), z3.Not(z3.Or(*later))))
+        if dt1 + 1 < T:
+            e.add("qdel stays finite", z3.Implies(z3.And(fresh, now[dt1]), z3.Or(*nxt[:dt1 + 2])))
 
 
 def qdel_bounds(tr: Trace) -> tuple[list[list[z3.ArithRef]], list[list[z3.ArithRef]]]:
