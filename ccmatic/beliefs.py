@@ -75,7 +75,7 @@ def _build_rate(tr: Trace) -> RateBeliefs:
         timeouts = [[z3.Bool(f"belief_timeout_{f},{t}") for t in range(T)] for f in range(tr.N)]
     for f in range(tr.N):
         A, S, Ld = tr.A_f[f], tr.S_f[f], tr.Ld_f[f]
-        e.add("beliefs t=0", c_lo[f][0] >= 0)
+        e.add("beliefs t=0", c_lo[f][0] >= 0, c_hi[f][0] >= 0)  # rates are never negative
         L = tr.L_f[f]
         eps = tr.const(m.epsilon) if (m.family == "ccac" and not m.compose) else z3.RealVal(0)
         loss_evidence = m.loss == "droptail" and tr.buffer is not None
@@ -143,33 +143,37 @@ def _build_rate(tr: Trace) -> RateBeliefs:
                 e.add("Eq. 4.1.2 c_hi", *_min_of(c_hi[f][en], ups))
             continue
         # --- with belief timeouts (§4.1.1.2) ---
+        # Bookkeeping in booleans only (the encoding stays in QF_LRA): after_last[t][s]
+        # ⇔ the last timeout at or before t happened at or before step s, after_prev
+        # likewise for the one before it; the periodic phase is one-hot.
         assert to_cfg is not None
         TO = timeouts[f]
         x = tr.const(to_cfg.max_expand)
-        last = [z3.Int(f"bt_last_{f},{t}") for t in range(T)]  # last timeout ≤ t
-        prev = [z3.Int(f"bt_prev_{f},{t}") for t in range(T)]  # the one before
-        e.add("belief timeout", z3.Not(TO[0]), last[0] <= 0, prev[0] <= last[0])
-        phase = None
+        after_last = [[z3.Bool(f"bt_last_{f},{t},{s2}") for s2 in range(T)] for t in range(T)]
+        after_prev = [[z3.Bool(f"bt_prev_{f},{t},{s2}") for s2 in range(T)] for t in range(T)]
+        e.add("belief timeout", z3.Not(TO[0]), *after_last[0], *after_prev[0])
+        phases: list[z3.BoolRef] | None = None
         if to_cfg.period is not None:
-            phase = z3.Int(f"bt_phase_{f}")
-            e.add("belief timeout", phase >= 0, phase < to_cfg.period)
-            tr.extra_vars.append(phase)
+            phases = [z3.Bool(f"bt_phase_{f},{k}") for k in range(to_cfg.period)]
+            e.add("belief timeout phase", z3.AtMost(*phases, 1), z3.Or(*phases))
+            tr.extra_vars.extend(phases)
         for t in range(1, T):
             fire = []
-            if phase is not None and to_cfg.period is not None:
-                per = phase == (t % to_cfg.period)
+            if phases is not None and to_cfg.period is not None:
+                per: z3.BoolRef = phases[t % to_cfg.period]
                 if to_cfg.guard is not None:
                     per = z3.And(per, c_hi[f][t - 1] <= tr.const(to_cfg.guard) * c_lo[f][t - 1])
                 fire.append(per)
             if to_cfg.invalid:
                 fire.append(c_hi[f][t - 1] < c_lo[f][t - 1])
             e.add("belief timeout", TO[t] == (z3.Or(*fire) if fire else z3.BoolVal(False)))
-            e.add("belief timeout", last[t] == z3.If(TO[t], t, last[t - 1]),
-                  prev[t] == z3.If(TO[t], last[t - 1], prev[t - 1]))
+            for s2 in range(T):
+                e.add("belief timeout", after_last[t][s2] == z3.If(TO[t], z3.BoolVal(t <= s2), after_last[t - 1][s2]),
+                      after_prev[t][s2] == z3.If(TO[t], after_last[t - 1][s2], after_prev[t - 1][s2]))
         for en in range(1, T):
-            # windows eligible at en: start at or after prev[en]
-            new_lows = [z3.If(prev[en] <= s, lower(s, en), 0) for s in range(en)]
-            all_lows = [z3.If(prev[en] <= s, lower(s, e2), 0) for e2 in range(1, en + 1) for s in range(e2)]
+            # windows eligible at en: start at or after the timeout before the last one
+            new_lows = [z3.If(after_prev[en][s], lower(s, en), 0) for s in range(en)]
+            all_lows = [z3.If(after_prev[en][s], lower(s, e2), 0) for e2 in range(1, en + 1) for s in range(e2)]
             lo_keep = z3.Real(f"c_lo_keep_{f},{en}")
             lo_reset = z3.Real(f"c_lo_reset_{f},{en}")
             e.add("Eq. 4.1.2 c_lo", *_max_of(lo_keep, [c_lo[f][en - 1]] + new_lows))
@@ -184,8 +188,8 @@ def _build_rate(tr: Trace) -> RateBeliefs:
                     ok = upper_ok(s, e2, en)
                     if ok is None:
                         continue
-                    ups_keep.append(z3.If(z3.And(ok, prev[en] <= s), upper(s, e2), c_hi[f][en - 1]))
-                    ups_reset.append(z3.If(z3.And(ok, prev[en] <= s), upper(s, e2), x * c_hi[f][en - 1]))
+                    ups_keep.append(z3.If(z3.And(ok, after_prev[en][s]), upper(s, e2), c_hi[f][en - 1]))
+                    ups_reset.append(z3.If(z3.And(ok, after_prev[en][s]), upper(s, e2), x * c_hi[f][en - 1]))
             e.add("Eq. 4.1.2 c_hi", *_min_of(hi_keep, ups_keep))
             e.add("§4.1.1.2 c_hi on timeout", *_min_of(hi_reset, ups_reset))
             e.add("c_hi", c_hi[f][en] == z3.If(TO[en], hi_reset, hi_keep))

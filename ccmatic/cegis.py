@@ -197,6 +197,14 @@ def fill_template(prog: CcaProgram, values: Candidate, header: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _min_opt(a: float | None, b: float | None) -> float | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
+
+
 class Synthesizer:
     def __init__(self, query: Query, opts: SynthOptions, prog: CcaProgram | None = None) -> None:
         t0 = time.perf_counter()
@@ -371,8 +379,16 @@ class Synthesizer:
                 self._seen.add(key)
                 enc = self._cca_encoding(cand)
                 t1 = time.perf_counter()
+                left = None if self.opts.timeout_s is None else self.opts.timeout_s - (t1 - start)
+                cap = _min_opt(self.opts.check_timeout_s, left)
+                if cap is not None:  # the run's deadline also bounds the check in progress
+                    self.verifier.solver.set("timeout", max(1, int(cap * 1000)))
                 r = self.verifier.check(enc)
                 self.stats.verifier_s += time.perf_counter() - t1
+                deadline = self.opts.timeout_s
+                if isinstance(r, Unknown) and deadline is not None and time.perf_counter() - start >= deadline:
+                    status = "timeout"  # the deadline, not the candidate, ended this check
+                    break
                 if isinstance(r, Proved):
                     if self.reverify(cand):
                         text = fill_template(self.prog, cand, self._header(cand))

@@ -420,6 +420,14 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("--quiet", action="store_true", help="no progress line")
     sy.set_defaults(handler=cmd_synth)
 
+    from ccmatic.proof.commands import add_parsers as add_proof_parsers
+
+    add_proof_parsers(sub, common, solver)
+
+    from ccmatic.tradeoff import add_parser as add_tradeoff_parser
+
+    add_tradeoff_parser(sub, [common])
+
     c = sub.add_parser("check", parents=[common], help="load and validate a CCA file or query without solving")
     c.add_argument("file")
     c.set_defaults(handler=cmd_check)

@@ -107,8 +107,8 @@ class Trace:
 
     @property
     def logic(self) -> str | None:
-        """QF_LRA unless the encoding uses integer variables (belief timeouts)."""
-        return None if self.model.belief_timeouts is not None else "QF_LRA"
+        """Every encoding is linear real arithmetic with booleans (no integers)."""
+        return "QF_LRA"
 
     def const(self, x: Fraction) -> z3.ArithRef:
         return rat(x)

@@ -206,3 +206,29 @@ def test_ctrl_c_stops_cleanly_and_keeps_solutions() -> None:
     assert d["status"] == "interrupted"
     assert time.monotonic() - t0 < 60
     assert len(d["solutions"]) == len(d["holes"])
+
+
+@pytest.mark.parametrize(("cca", "row"), [
+    ("cc_probe_fast", "G2"), ("cc_probe_slow", "G6"), ("cc_probe_qdel", "G7-arbitrary"),
+    ("cc_qdel", "G1-T11"), ("cc_probe_drain", "G1-T11"),
+])
+def test_listing_4_2_cca_meets_its_row(cca: str, row: str) -> None:
+    """Thesis Listing 4.2: each synthesized CCA, checked in verify mode against a Table
+    4.1 row it came from (the slower rows G3 and G7-large are benchmarks)."""
+    q = _query(row)
+    path = Library.default().find("templates", cca)
+    assert path is not None
+    rep = verify(replace(q, cca_path=str(path)), RunOptions(300, 0))
+    assert rep.result == "proved"
+
+
+def test_cc_qdel_as_listed_fails_g1_t5() -> None:
+    """cc_qdel exactly as listed (c_lo/2, 2 c_lo) fails G1-T5 (in our runs the queue ends
+    half an MSS above 4 C (R + D) + 3 MSS); its class member with -MSS/R and +MSS/R is a
+    solution (test_g1_t5_four_solutions_one_cc_qdel_like), and cc_qdel itself is proved
+    on G1-T11 (test_listing_4_2_cca_meets_its_row)."""
+    q = _query("G1-T5")
+    path = Library.default().find("templates", "cc_qdel")
+    assert path is not None
+    rep = verify(replace(q, cca_path=str(path)), RunOptions(300, 0))
+    assert rep.result == "counterexample"

@@ -429,6 +429,11 @@ class Compiler:
         if fn == "choose":
             opts = [self.expr(a) for a in node.args]
             return self.scope.choose(opts, node)
+        user = getattr(self.scope, "call", None)  # a scope's own definitions (proof files)
+        if user is not None:
+            v = user(fn, node, self)
+            if isinstance(v, Val):
+                return v
         raise self.err(node, f"unknown function '{fn}'",
                        "available: min, max, sum, all, any, abs, choose, bytes, seconds, rate")
 
