@@ -145,14 +145,21 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         p = Path(item)
         if p.is_dir():
             files += sorted(p.rglob("*.toml"))
+        elif p.is_file() and _is_proof(p):
+            files.append(p)
         else:
-            files.append(_resolve_query(args, item))
+            found = _lib(args).find("proofs", item)
+            files.append(found if found is not None and _is_proof(found) else _resolve_query(args, item))
     if not files:
         raise SpecError(Loc(" ".join(args.paths)), "no query files found")
     from ccmatic.lang.cca import load_cca
 
     rows = []
     for p in files:
+        if _is_proof(p):
+            rows.append(_bench_proof(args, p, out))
+            out.flush()
+            continue
         q = _load_query(args, str(p))
         prog = load_cca(q.cca_path)
         t0 = time.perf_counter()
@@ -191,6 +198,41 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json:
         out.write(json.dumps({"rows": rows, "total_wall_s": round(sum(r["wall_s"] for r in rows), 3)}, indent=2) + "\n")
     return EXIT_OK if all(r["ok"] for r in rows) else EXIT_CEX
+
+
+def _is_proof(p: Path) -> bool:
+    """A proof file (it has [[lemma]] tables), not a query."""
+    from ccmatic.loader import TomlDoc
+
+    try:
+        return "lemma" in TomlDoc(p).data
+    except SpecError:
+        return False
+
+
+def _bench_proof(args: argparse.Namespace, p: Path, out: TextIO) -> dict[str, Any]:
+    """One benchmark row: ``ccmatic prove`` on all cores, wall time and per-lemma times."""
+    from ccmatic.proof.prove import default_jobs, prove
+    from ccmatic.proof.spec import load_proof
+
+    lib = _lib(args)
+    proof = load_proof(p, lib)
+    if args.T is not None:
+        proof = replace(proof, T=args.T)
+    jobs = getattr(args, "jobs", None) or default_jobs()
+    t0 = time.perf_counter()
+    rep = prove(proof, tuple(str(r) for r in lib.roots), _opts(args), jobs)
+    wall = time.perf_counter() - t0
+    row = {"query": str(p), "kind": "prove", "result": rep.result, "expect": proof.expect, "T": proof.T,
+           "wall_s": round(wall, 3), "jobs": rep.jobs,
+           "lemmas": {lem.name: [lem.result, round(lem.time_s, 3)] for lem in rep.lemmas},
+           "ok": proof.expect in (None, rep.result)}
+    if not args.json:
+        mark = "" if row["ok"] else f"  (expected {proof.expect})"
+        slow = max(rep.lemmas, key=lambda lem: lem.time_s)
+        out.write(f"{p.stem:32s} {rep.result:15s} wall {wall:7.2f}s  {len(rep.lemmas)} lemmas on {rep.jobs} "
+                  f"job(s), slowest {slow.name} {slow.time_s:.1f}s{mark}\n")
+    return row
 
 
 def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -626,3 +626,37 @@ def test_next_probe_examples() -> None:
     assert next_probe(Fraction(3), Fraction(0)) == Fraction(3, 2)      # [9/8, 15/8]
     assert next_probe(Fraction(1, 2), Fraction(1)) == Fraction(3, 4)  # [11/16, 13/16]
     assert next_probe(Fraction(6, 5), Fraction(0)) == Fraction(1, 2)  # [9/20, 3/4]
+
+
+# -- the shipped proofs (golden: each file's expected result) ----------------------------------
+
+SHIPPED = sorted((Path(__file__).resolve().parent.parent / "proofs").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_shipped_proof_gives_its_expected_result(path: Path) -> None:
+    code, d = prove(path, jobs=2)
+    assert "expect" in d, f"{path.name} declares no expected result"
+    assert d["result"] == d["expect"], [(lem["name"], lem["result"]) for lem in d["lemmas"]]
+    assert code == {"proved": 0, "failed": 1}[d["expect"]]
+    if d["expect"] == "proved":
+        assert d["coverage"]["result"] == "proved" and d["graph"]["result"] == "ok"
+        assert all(s["result"] == "proved" for s in d["stitching"])
+    else:  # a failed proof shows an exactly re-checked counterexample for a failed lemma
+        assert any(lem["result"] == "failed" and lem.get("trace") for lem in d["lemmas"])
+
+
+def test_cc_qdel_utilization_tight_pair() -> None:
+    """B.4.7 at T = 10: the steady state keeps 5/6 utilization, not 21/25 (the bracket
+    `ccmatic search` finds); a wrong constant fails with a counterexample."""
+    cc = Path(__file__).resolve().parent.parent / "proofs" / "cc_qdel-ccac.toml"
+    code, d = prove(cc, "--lemma", "B.4.7", "--set", "util=5/6", jobs=1)
+    assert lemma(d, "B.4.7")["result"] == "proved"
+    code, d = prove(cc, "--lemma", "B.4.7", "--set", "util=21/25", jobs=1)
+    assert code == 1 and lemma(d, "B.4.7")["result"] == "failed"
+    tr = lemma(d, "B.4.7")["trace"]
+    S = [Fraction(x) for x in tr["aggregate"]["S"]]
+    C, D = Fraction(tr["params"]["C"]), Fraction(tr["params"]["D"])
+    q = [Fraction(x) for x in tr["aggregate"]["queue"]]
+    inflight_ok = all(x <= Fraction(9, 2) * C * (1 + D) for x in q)
+    assert S[-1] - S[0] < Fraction(21, 25) * C * (len(S) - 1 - D) or not inflight_ok

@@ -32,7 +32,7 @@ from ccmatic.proof.cache import (
     trace_from_json,
     trace_to_json,
 )
-from ccmatic.proof.scope import compile_formula
+from ccmatic.proof.scope import ProofScope, compile_formula
 from ccmatic.proof.spec import Proof
 from ccmatic.properties import cbr_consistent, series_fn
 from ccmatic.recheck import RecheckError, recheck
@@ -71,13 +71,11 @@ class ProofContext:
         self.tr = tr
         self.series = series_fn(tr)
         self.assumptions = Encoding()
-        for tag, c in self.initial_at(0):
+        for tag, c in self.initial_at(proof.start):
             self.assumptions.add(tag, c)
-        for src in proof.assumptions:
-            self.assumptions.add(f"assume {src.text}", self.formula(src, proof.values()))
 
     def initial_at(self, t: int) -> list[tuple[str, z3.BoolRef]]:
-        """The proof's ``[initial]`` conditions at step t.  They are assumed at the
+        """The proof's ``[initial]`` conditions and invariants at step t.  They are assumed at the
         first step of every lemma, so ``ccmatic prove`` also checks that they hold
         again at the last step (otherwise the lemmas could not be chained)."""
         tr, init, out = self.tr, self.proof.initial, []
@@ -94,6 +92,9 @@ class ProofContext:
         if init.beliefs_consistent and self.cca.uses("c_lo_lambda", "q_hi"):
             cbr_beliefs(tr)
             out.append(("proof: beliefs consistent", cbr_consistent(tr, t)))
+        for src in self.proof.invariants:
+            scope = ProofScope(self.proof, src, tr, self.series, self.proof.values())
+            out.append((f"proof: invariant {src.text}", scope.compile_at(src, t)))
         return out
 
     def formula(self, src: Source, values: dict[str, Fraction]) -> z3.BoolRef:

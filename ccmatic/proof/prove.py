@@ -42,7 +42,7 @@ from ccmatic.proof.spec import Proof, load_proof
 from ccmatic.verify import ConcreteTrace
 
 LEMMA_RESULT = {"proved": "proved", "refuted": "failed", "unknown": "unknown"}
-INITIAL = "[initial] holds again"  # the pseudo-lemma that chains the proof's initial conditions
+INITIAL = "[initial] holds again"  # pseudo-lemma: [initial] and the invariants hold again at the end
 
 
 @dataclass(frozen=True)
@@ -207,6 +207,7 @@ def check_structure(proof: Proof, opts: RunOptions, cache: ResultCache | None = 
     model = ModelSession(ctx, opts, cache)
     values = proof.values()
     last = proof.T - 1
+    first = proof.start
 
     def scope() -> ProofScope:
         return ProofScope(proof, proof.states[proof.steady].source, ctx.tr, ctx.series, values)
@@ -219,12 +220,12 @@ def check_structure(proof: Proof, opts: RunOptions, cache: ResultCache | None = 
         lem = proof.lemma(name)
         return z3.Implies(ctx.formula(lem.premise, values), ctx.formula(lem.conclusion, values))
 
-    cov = valid(ctx, z3.Or(*[state_at(x, 0) for x in proof.states]), model, opts)
+    cov = valid(ctx, z3.Or(*[state_at(x, first) for x in proof.states]), model, opts)
     coverage = _outcome_report("coverage: " + " ∨ ".join(proof.states), cov)
     checks: list[CheckReport] = []
     sc = scope()
     for x, t in proof.transitions.items():
-        hyp = z3.And(state_at(x, 0), *[lemma_formula(n) for n in t.by])
+        hyp = z3.And(state_at(x, first), *[lemma_formula(n) for n in t.by])
         exits: list[z3.BoolRef] = [state_at(y, last) for y in t.to]
         loop_terms: list[z3.BoolRef] = []
         for name in t.loop:
@@ -248,12 +249,12 @@ def check_structure(proof: Proof, opts: RunOptions, cache: ResultCache | None = 
             if p is None:
                 continue
             whens = [sc.compile_bool(c.when) if c.when is not None else z3.BoolVal(True) for c in p.cases]
-            o = valid(ctx, z3.Implies(state_at(x, 0), z3.Or(*whens)), model, opts)
+            o = valid(ctx, z3.Implies(state_at(x, first), z3.Or(*whens)), model, opts)
             checks.append(_outcome_report(f"progress: in {x}, a case of '{name}' applies", o))
             for case, when in zip(p.cases, whens):
                 for src in case.measures:
-                    up, q0, b0 = sc.measure(src, 0)
-                    facts = [state_at(x, 0), when]
+                    up, q0, b0 = sc.measure(src, first)
+                    facts = [state_at(x, first), when]
                     o = valid(ctx, z3.Implies(z3.And(*facts), q0.term <= b0.term if up else q0.term >= b0.term),
                               model, opts)
                     checks.append(_outcome_report(f"progress: in {x}, measure '{src.text}' of '{name}' is "
@@ -268,7 +269,7 @@ def check_structure(proof: Proof, opts: RunOptions, cache: ResultCache | None = 
     for p in proof.progress.values():
         for case in p.cases:
             for src in case.measures:
-                _up, _q0, b0 = sc.measure(src, 0)
+                _up, _q0, b0 = sc.measure(src, first)
                 _up, _qT, bT = sc.measure(src, last)
                 fixed = z3.eq(z3.simplify(b0.term), z3.simplify(bT.term)) and _params_only(b0.term)
                 checks.append(CheckReport(f"progress: bound of '{src.text}' in '{p.name}' is a constant",
@@ -306,7 +307,7 @@ def prove(proof: Proof, roots: tuple[str, ...], opts: RunOptions, jobs: int, cac
     cache = ResultCache(cache_dir) if cache_dir else None
     coverage, checks, graph = check_structure(proof, opts, cache)
     names = [lem.name for lem in proof.lemmas if only is None or lem.name in only]
-    if ctx.initial_at(0) and only is None:
+    if ctx.initial_at(proof.start) and only is None:
         names.append(INITIAL)
     tasks = [LemmaTask(proof.path, roots, name, tuple((k, str(v)) for k, v in proof.overrides.items()),
                        proof.T, opts.timeout_s, opts.seed, cache_dir) for name in names]
@@ -316,7 +317,7 @@ def prove(proof: Proof, roots: tuple[str, ...], opts: RunOptions, jobs: int, cac
               for lem in proof.lemmas]
     if INITIAL in done:
         lemmas.append(done[INITIAL])
-    elif ctx.initial_at(0):
+    elif ctx.initial_at(proof.start):
         lemmas.append(LemmaReport(INITIAL, "unknown", 0.0, "not checked (--lemma)"))
     return ProofReport(proof, lemmas, coverage, checks, graph, time.perf_counter() - t0, jobs)
 

@@ -92,23 +92,28 @@ class ProofScope(QueryScope):
 
     def case_terms(self, case: ProgressCase) -> tuple[list[z3.BoolRef], list[z3.BoolRef]]:
         """The improvement and no-degradation literals of one case.  A measure
-        ``q <= B`` improves as q(last) > k·q(0) (or q(0) + step) and keeps
-        q(last) ≥ q(0); ``q >= b`` symmetrically."""
+        ``q <= B`` improves as q(last) > k·q(0) (or q(last) ≥ q(0) + step) and
+        keeps q(last) ≥ q(0); ``q >= b`` symmetrically."""
         last = self.tr.T - 1
         k = self.compile_num(case.factor) if case.factor is not None else None
         s = self.compile_num(case.step) if case.step is not None else None
         improves: list[z3.BoolRef] = []
         keeps: list[z3.BoolRef] = []
         for src in case.measures:
-            up, q0, _b0 = self.measure(src, 0)
+            up, q0, _b0 = self.measure(src, self.proof.start)
             _up, qT, _bT = self.measure(src, last)
             if s is not None:
                 if q0.unit is not None and s.unit is not None and q0.unit != s.unit:
                     raise SpecError(case.loc, f"the step of measure '{src.text}' has another unit than the measure")
-                improves.append(qT.term > q0.term + s.term if up else qT.term < q0.term - s.term)
+                # additive progress: by at least the (positive) step
+                improves.append(qT.term >= q0.term + s.term if up else qT.term <= q0.term - s.term)
             else:
                 assert k is not None
                 improves.append(qT.term > k.term * q0.term if up else k.term * qT.term < q0.term)
+            keeps.append(qT.term >= q0.term if up else qT.term <= q0.term)
+        for src in case.keep:
+            up, q0, _b0 = self.measure(src, self.proof.start)
+            _up, qT, _bT = self.measure(src, last)
             keeps.append(qT.term >= q0.term if up else qT.term <= q0.term)
         return improves, keeps
 
@@ -129,6 +134,14 @@ class ProofScope(QueryScope):
         b = comp.num(body.comparators[0])
         comp._unify(q, b, body, "compare")
         return isinstance(body.ops[0], ast.LtE), q, b
+
+    def compile_at(self, src: Source, step: int) -> z3.BoolRef:
+        """A condition of one step t, at ``step``."""
+        comp = Compiler(ProofScope(self.proof, src, self.tr, self.series, self.values, self.stack))
+        comp.loop_vars["t"] = step
+        tree = parse(src, "eval")
+        assert isinstance(tree, ast.Expression)
+        return comp.boolean(tree.body).term
 
     def compile_num(self, src: Source) -> Val:
         comp = Compiler(ProofScope(self.proof, src, self.tr, self.series, self.values, self.stack))

@@ -6,6 +6,11 @@ A proof names a CCA, a model and a horizon T, then declares
 * ``[constants]``: named rationals, each with a search range and the direction in
   which the lemmas get easier (``easier = "up"`` or ``"down"``);
 * ``[define]``: named formulas; a key written ``"name(t)"`` takes one step argument;
+* ``start`` (default 0): the step at which a period's state is read, after the
+  CCA's warm-up (steps before it are the free past); periods chain from the last
+  step of one to the ``start`` step of the next;
+* ``[initial]`` and ``invariant``: conditions of one step t, assumed at ``start``
+  in every lemma and checked to hold again at the last step (so lemmas chain);
 * ``[states]``: the transition system's states, formulas of one step ``t``
   (``I(0)`` is "in state I at the first step", ``I(-1)`` at the last);
 * ``[[progress]]``: progress terms of the monotone form *at least one improves ∧
@@ -73,6 +78,7 @@ class ProgressCase:
 
     when: Source | None
     measures: tuple[Source, ...]
+    keep: tuple[Source, ...]  # must not degrade, but do not count as progress
     factor: Source | None
     step: Source | None
     loc: Loc
@@ -113,7 +119,7 @@ class Proof:
     T: int
     periodic: int | None
     initial: Initial
-    assumptions: tuple[Source, ...]
+    invariants: tuple[Source, ...]  # formulas of step t: assumed at 0, checked at T - 1
     constants: dict[str, Constant]
     defines: dict[str, Definition]
     states: dict[str, Definition]
@@ -122,6 +128,7 @@ class Proof:
     transitions: dict[str, Transition]
     steady: str
     objectives: str | None = None
+    start: int = 0  # the step where a period's state is read (after a CCA's warm-up)
     expect: str | None = None
     overrides: dict[str, Fraction] = field(default_factory=dict)
 
@@ -146,7 +153,7 @@ class Proof:
         return replace(self, overrides={**self.overrides, **overrides})
 
 
-PROOF_KEYS = {"description", "cca", "model", "T", "periodic", "model_params", "initial", "assume", "constants",
+PROOF_KEYS = {"description", "cca", "model", "T", "start", "periodic", "model_params", "initial", "invariant", "constants",
               "define", "states", "progress", "lemma", "transitions", "steady", "objectives", "expect"}
 RESERVED = {"C", "R", "D", "T", "MSS", "C0", "buffer", "t", "min", "max", "sum", "all", "any", "abs",
             "bytes", "seconds", "rate", "choose", "range", "True", "False"}
@@ -195,6 +202,9 @@ def load_proof(path: str | Path, lib: Library) -> Proof:
         with doc.table("model_params"):
             model = apply_model_table(doc, model, d["model_params"], "model_params")
     T = _int(doc, "T", d["T"], 2)
+    start = _int(doc, "start", d["start"], 0) if "start" in d else 0
+    if start >= T - 1:
+        raise doc.err("start", f"start = {start} leaves no step before the last one (T = {T})")
     periodic = _int(doc, "periodic", d["periodic"], 1) if "periodic" in d else None
     init = Initial()
     if "initial" in d:
@@ -204,7 +214,8 @@ def load_proof(path: str | Path, lib: Library) -> Proof:
         with doc.table("initial"):
             _check_keys(doc, it, {"beliefs_consistent", "no_initial_loss"}, "[initial]")
             init = Initial(**{k: bool(v) for k, v in it.items()})
-    assumptions = tuple(doc.string_source(x, "assume") for x in _str_list(doc, "assume", d.get("assume", [])))
+    invariants = tuple(doc.string_source(x, "invariant")
+                       for x in _str_list(doc, "invariant", d.get("invariant", [])))
 
     constants: dict[str, Constant] = {}
     ct = d.get("constants", {})
@@ -267,13 +278,14 @@ def load_proof(path: str | Path, lib: Library) -> Proof:
         with doc.table("progress", i):
             if not isinstance(pt, dict) or "name" not in pt:
                 raise doc.err("progress", f"progress #{i + 1} needs a name")
-            _check_keys(doc, pt, {"name", "when", "measures", "factor", "step"}, "[[progress]]")
+            _check_keys(doc, pt, {"name", "when", "measures", "keep", "factor", "step"}, "[[progress]]")
             name = _str(doc, "name", pt["name"])
             _name_ok(doc, "name", name, "progress")
             if name in constants or name in defines or name in states:
                 raise doc.err("name", f"progress '{name}' clashes with a constant, definition or state")
             measures = tuple(doc.string_source(x, "measures")
                              for x in _str_list(doc, "measures", pt.get("measures", [])))
+            keep = tuple(doc.string_source(x, "keep") for x in _str_list(doc, "keep", pt.get("keep", [])))
             if not measures:
                 raise doc.err("name", f"progress '{name}' has no measures",
                               "list each measure with the bound it improves towards: "
@@ -283,7 +295,7 @@ def load_proof(path: str | Path, lib: Library) -> Proof:
             factor = doc.string_source(str(pt["factor"]), "factor") if "factor" in pt else None
             step = doc.string_source(str(pt["step"]), "step") if "step" in pt else None
             when = doc.string_source(_str(doc, "when", pt["when"]), "when") if "when" in pt else None
-            progress.setdefault(name, []).append(ProgressCase(when, measures, factor, step, doc.key_loc("name")))
+            progress.setdefault(name, []).append(ProgressCase(when, measures, keep, factor, step, doc.key_loc("name")))
 
     lemmas: list[Lemma] = []
     ll = d["lemma"]
@@ -359,10 +371,11 @@ def load_proof(path: str | Path, lib: Library) -> Proof:
         raise doc.err("expect", f"expect must be proved, failed or unknown, not {expect!r}")
     return Proof(
         path=str(p), name=p.stem, description=str(d.get("description", "")), cca_path=str(cca_path),
-        model=model, T=T, periodic=periodic, initial=init, assumptions=assumptions, constants=constants,
+        model=model, T=T, periodic=periodic, initial=init, invariants=invariants, constants=constants,
         defines=defines, states=states,
         progress={k: Progress(k, tuple(v)) for k, v in progress.items()},
         lemmas=tuple(lemmas), transitions=transitions, steady=steady, objectives=objectives, expect=expect,
+        start=start,
     )
 
 
