@@ -293,6 +293,10 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             watch.close()
         if old is not None:
             signal.signal(signal.SIGINT, old)
+        if stop["flag"]:
+            from ccmatic.smt import clear_interrupt
+
+            clear_interrupt()  # a late interrupt must not cancel the caller's next Z3 call
     if tty and not args.json and not args.quiet:
         err.write("\n")
     if args.checkpoint:

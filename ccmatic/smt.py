@@ -49,6 +49,12 @@ def make_solver(timeout_s: float | None, seed: int, logic: str | None = None) ->
     return s
 
 
+def clear_interrupt() -> None:
+    """Consume a pending ``interrupt()`` of Z3's main context: Z3 keeps it until the
+    next check, and meanwhile rejects e.g. ``push`` ("push canceled")."""
+    z3.Solver().check()
+
+
 # -- three-state results ---------------------------------------------------------------
 
 @dataclass(frozen=True)
