@@ -660,3 +660,15 @@ def test_cc_qdel_utilization_tight_pair() -> None:
     q = [Fraction(x) for x in tr["aggregate"]["queue"]]
     inflight_ok = all(x <= Fraction(9, 2) * C * (1 + D) for x in q)
     assert S[-1] - S[0] < Fraction(21, 25) * C * (len(S) - 1 - D) or not inflight_ok
+
+
+def test_progress_cases_must_share_their_measures() -> None:
+    """Periods may alternate between the cases of a progress term, so a case that
+    improves one quantity while another case's quantity degrades would not add up:
+    rejected as bad input, pointing at the offending case."""
+    path = BAD / "progress_cases_differ.toml"
+    code, out, err = run("prove", path, "--jobs", "1")
+    assert code == 2 and not out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "measure different quantities" in lines[0]
+    assert re.match(rf"{re.escape(str(path))}:\d+:\d+: error:", lines[0])

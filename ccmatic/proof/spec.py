@@ -297,6 +297,15 @@ def load_proof(path: str | Path, lib: Library) -> Proof:
             when = doc.string_source(_str(doc, "when", pt["when"]), "when") if "when" in pt else None
             progress.setdefault(name, []).append(ProgressCase(when, measures, keep, factor, step, doc.key_loc("name")))
 
+    for name, cases in progress.items():
+        # well-foundedness: a period may use any case, so every case must measure the
+        # same quantities (and each case keeps all of them from degrading)
+        first = sorted(m.text.replace(" ", "") for m in cases[0].measures)
+        for case in cases[1:]:
+            if sorted(m.text.replace(" ", "") for m in case.measures) != first:
+                raise SpecError(case.loc, f"the cases of progress '{name}' measure different quantities",
+                                "give every case the same measures (they may differ in when, factor, step, keep)")
+
     lemmas: list[Lemma] = []
     ll = d["lemma"]
     if not isinstance(ll, list) or not ll:
