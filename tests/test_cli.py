@@ -67,7 +67,7 @@ def test_verify_unknown_exit_3_on_tiny_timeout() -> None:
 
 def test_plot_writes_png(tmp_path: Path) -> None:
     png = tmp_path / "cex.png"
-    code, out, _ = run("verify", "aimd-ccac-premature-loss", "--plot", str(png))
+    code, _out, _ = run("verify", "aimd-ccac-premature-loss", "--plot", str(png))
     assert code == 1
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000

@@ -457,7 +457,7 @@ def formula(draw, depth=3):
     kind = draw(st.sampled_from(["imp", "imp", "and", "or", "not"]))
 
     def wrap(part, need_parens):
-        text, term, prec = part
+        text, _term, _prec = part
         if need_parens or draw(st.integers(0, 5)) == 0:
             return f"({text})"
         return text

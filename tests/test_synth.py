@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import replace
-from fractions import Fraction
 from pathlib import Path
 
 import pytest
