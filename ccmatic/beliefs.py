@@ -75,7 +75,7 @@ def _build_rate(tr: Trace) -> RateBeliefs:
         timeouts = [[z3.Bool(f"belief_timeout_{f},{t}") for t in range(T)] for f in range(tr.N)]
     for f in range(tr.N):
         A, S, Ld = tr.A_f[f], tr.S_f[f], tr.Ld_f[f]
-        e.add("beliefs t=0", c_lo[f][0] >= 0, c_hi[f][0] >= 0)  # rates are never negative
+        e.add("beliefs t=0", c_lo[f][0] >= 0)
         L = tr.L_f[f]
         eps = tr.const(m.epsilon) if (m.family == "ccac" and not m.compose) else z3.RealVal(0)
         loss_evidence = m.loss == "droptail" and tr.buffer is not None

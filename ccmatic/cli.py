@@ -138,8 +138,6 @@ def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ccmatic.verify import verify
-
     files: list[Path] = []
     for item in args.paths:
         p = Path(item)
@@ -152,52 +150,67 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             files.append(found if found is not None and _is_proof(found) else _resolve_query(args, item))
     if not files:
         raise SpecError(Loc(" ".join(args.paths)), "no query files found")
-    from ccmatic.lang.cca import load_cca
+    # each row in a fresh process: Z3's global state (term ids, caches) left by one
+    # query changes the solver's path on the next, so shared-process timings drift
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     rows = []
+    ctx = multiprocessing.get_context("spawn")
     for p in files:
-        if _is_proof(p):
-            rows.append(_bench_proof(args, p, out))
-            out.flush()
-            continue
-        q = _load_query(args, str(p))
-        prog = load_cca(q.cca_path)
-        t0 = time.perf_counter()
-        row: dict[str, Any]
-        if prog.is_template:
-            from ccmatic.cegis import Synthesizer, SynthOptions
-
-            syn = Synthesizer(q, SynthOptions(timeout_s=args.timeout, seed=args.seed, record_counterexamples=False), prog)
-            res = syn.run()
-            wall = time.perf_counter() - t0
-            st = res.stats
-            row = {"query": str(p), "kind": "synth", "status": res.status, "solutions": len(res.solutions),
-                   "expect_solutions": q.expect_solutions, "thesis_solutions": q.thesis_solutions, "T": q.T,
-                   "wall_s": round(wall, 3), "iterations": st.iterations, "counterexamples": st.counterexamples,
-                   "encode_s": round(st.encode_s, 3), "generator_s": round(st.generator_s, 3),
-                   "verifier_s": round(st.verifier_s, 3), "reverify_s": round(st.reverify_s, 3),
-                   "result": f"{res.status}:{len(res.solutions)}",
-                   "ok": res.status == "complete" and q.expect_solutions in (None, len(res.solutions))}
-            if not args.json:
-                mark = "" if row["ok"] else f"  (expected {q.expect_solutions} solutions)"
-                out.write(f"{p.stem:32s} {res.status:9s} {len(res.solutions):4d} sol  wall {wall:7.2f}s  "
-                          f"iter {st.iterations:4d}  gen {st.generator_s:6.2f}s  ver {st.verifier_s:6.2f}s  "
-                          f"re-verify {st.reverify_s:6.2f}s{mark}\n")
-        else:
-            rep = verify(q, _opts(args))
-            wall = time.perf_counter() - t0
-            row = {"query": str(p), "kind": "verify", "result": rep.result, "expect": q.expect, "T": q.T,
-                   "wall_s": round(wall, 3), "encode_s": round(rep.encode_s, 3), "solve_s": round(rep.solve_s, 3),
-                   "constraints": rep.n_constraints, "ok": q.expect in (None, rep.result)}
-            if not args.json:
-                mark = "" if row["ok"] else f"  (expected {q.expect})"
-                out.write(f"{p.stem:32s} {rep.result:15s} wall {wall:7.2f}s  encode {rep.encode_s:6.2f}s  "
-                          f"solve {rep.solve_s:7.2f}s{mark}\n")
+        if not _is_proof(p):
+            _load_query(args, str(p))  # input errors surface here, as one line
+        with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as ex:
+            row, line = ex.submit(_bench_row, args, p).result()
+        if not args.json:
+            out.write(line)
         rows.append(row)
         out.flush()
     if args.json:
         out.write(json.dumps({"rows": rows, "total_wall_s": round(sum(r["wall_s"] for r in rows), 3)}, indent=2) + "\n")
     return EXIT_OK if all(r["ok"] for r in rows) else EXIT_CEX
+
+
+def _bench_row(args: argparse.Namespace, p: Path) -> tuple[dict[str, Any], str]:
+    """One benchmark row (run in its own process): the row and its text line."""
+    import io
+
+    from ccmatic.lang.cca import load_cca
+    from ccmatic.verify import verify
+
+    if _is_proof(p):
+        buf = io.StringIO()
+        row = _bench_proof(args, p, buf)
+        return row, buf.getvalue()
+    q = _load_query(args, str(p))
+    prog = load_cca(q.cca_path)
+    t0 = time.perf_counter()
+    if prog.is_template:
+        from ccmatic.cegis import Synthesizer, SynthOptions
+
+        syn = Synthesizer(q, SynthOptions(timeout_s=args.timeout, seed=args.seed, record_counterexamples=False), prog)
+        res = syn.run()
+        wall = time.perf_counter() - t0
+        st = res.stats
+        row = {"query": str(p), "kind": "synth", "status": res.status, "solutions": len(res.solutions),
+               "expect_solutions": q.expect_solutions, "thesis_solutions": q.thesis_solutions, "T": q.T,
+               "wall_s": round(wall, 3), "iterations": st.iterations, "counterexamples": st.counterexamples,
+               "encode_s": round(st.encode_s, 3), "generator_s": round(st.generator_s, 3),
+               "verifier_s": round(st.verifier_s, 3), "reverify_s": round(st.reverify_s, 3),
+               "result": f"{res.status}:{len(res.solutions)}",
+               "ok": res.status == "complete" and q.expect_solutions in (None, len(res.solutions))}
+        mark = "" if row["ok"] else f"  (expected {q.expect_solutions} solutions)"
+        return row, (f"{p.stem:32s} {res.status:9s} {len(res.solutions):4d} sol  wall {wall:7.2f}s  "
+                     f"iter {st.iterations:4d}  gen {st.generator_s:6.2f}s  ver {st.verifier_s:6.2f}s  "
+                     f"re-verify {st.reverify_s:6.2f}s{mark}\n")
+    rep = verify(q, _opts(args))
+    wall = time.perf_counter() - t0
+    row = {"query": str(p), "kind": "verify", "result": rep.result, "expect": q.expect, "T": q.T,
+           "wall_s": round(wall, 3), "encode_s": round(rep.encode_s, 3), "solve_s": round(rep.solve_s, 3),
+           "constraints": rep.n_constraints, "ok": q.expect in (None, rep.result)}
+    mark = "" if row["ok"] else f"  (expected {q.expect})"
+    return row, (f"{p.stem:32s} {rep.result:15s} wall {wall:7.2f}s  encode {rep.encode_s:6.2f}s  "
+                 f"solve {rep.solve_s:7.2f}s{mark}\n")
 
 
 def _is_proof(p: Path) -> bool:
@@ -227,10 +240,9 @@ def _bench_proof(args: argparse.Namespace, p: Path, out: TextIO) -> dict[str, An
            "wall_s": round(wall, 3), "jobs": rep.jobs,
            "lemmas": {lem.name: [lem.result, round(lem.time_s, 3)] for lem in rep.lemmas},
            "ok": proof.expect in (None, rep.result)}
-    if not args.json:
-        mark = "" if row["ok"] else f"  (expected {proof.expect})"
-        slow = max(rep.lemmas, key=lambda lem: lem.time_s)
-        out.write(f"{p.stem:32s} {rep.result:15s} wall {wall:7.2f}s  {len(rep.lemmas)} lemmas on {rep.jobs} "
+    mark = "" if row["ok"] else f"  (expected {proof.expect})"
+    slow = max(rep.lemmas, key=lambda lem: lem.time_s)
+    out.write(f"{p.stem:32s} {rep.result:15s} wall {wall:7.2f}s  {len(rep.lemmas)} lemmas on {rep.jobs} "
                   f"job(s), slowest {slow.name} {slow.time_s:.1f}s{mark}\n")
     return row
 

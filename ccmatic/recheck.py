@@ -86,13 +86,27 @@ class Evaluator:
         self.cache = cache if cache is not None else FormulaCache()
         self.memo: dict[int, Value] = {}
         self.vars: dict[str, Value] = {}
+        self._by_name: dict[str, z3.ExprRef] | None = None
+
+    def _assignment(self) -> dict[str, z3.ExprRef]:
+        """The model's constants by name, read once (much cheaper than evaluating
+        each variable through the model)."""
+        if self._by_name is None:
+            self._by_name = {}
+            for d in self.model.decls():
+                if d.arity() == 0:
+                    self._by_name[d.name()] = self.model.get_interp(d)
+        return self._by_name
 
     def var(self, e: z3.ExprRef) -> Value:
         name = str(e)
         hit = self.vars.get(name)
         if hit is not None:
             return hit
-        v = self.model.eval(e, model_completion=True)
+        v = self._assignment().get(name)
+        if v is None:  # not in the model: any value will do; Z3's completion picks it and
+            # records it in the model (later evaluations of terms then see it too)
+            v = self.model.eval(e, model_completion=True)
         if z3.is_true(v):
             r: Value = True
         elif z3.is_false(v):
