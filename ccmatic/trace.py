@@ -18,6 +18,7 @@ import z3
 
 from ccmatic.config import ModelConfig
 from ccmatic.lang.expr import rat
+from ccmatic.lang.units import Unit
 from ccmatic.smt import Encoding
 
 
@@ -57,6 +58,7 @@ class Trace:
         self.has_cwnd = [False] * N
         # CCA state variables per flow: name -> per-step vars
         self.state_f: list[dict[str, list[z3.ExprRef]]] = [{} for _ in range(N)]
+        self.state_units: dict[str, Unit | None] = {}  # declared units (None: bool)
         self.extra_vars: list[z3.ExprRef] = []
         # lazily-built parts
         self._lazy: dict[str, object] = {}

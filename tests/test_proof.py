@@ -672,3 +672,17 @@ def test_progress_cases_must_share_their_measures() -> None:
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "measure different quantities" in lines[0]
     assert re.match(rf"{re.escape(str(path))}:\d+:\d+: error:", lines[0])
+
+
+def test_cca_state_variables_keep_their_units(tmp_path: Path) -> None:
+    """'recover' is declared in bytes in aimd.cca: comparing it with A type-checks (it
+    used to read as dimensionless), and the invariant is checked to hold again."""
+    code, d = prove(PROOFS / "aimd_state_units.toml")
+    assert code == 0 and d["result"] == "proved"
+    assert lemma(d, "[initial] holds again")["result"] == "proved"
+    bad = PROOFS / "aimd_state_units.toml"
+    text = bad.read_text().replace('invariant = "recover[t] <= A[t]"', 'invariant = "recover[t] <= R"')
+    tmp = tmp_path / "units.toml"
+    tmp.write_text(text)
+    code, _out, err = run("prove", tmp, "--jobs", "1")
+    assert code == 2 and "unit mismatch" in err

@@ -589,6 +589,7 @@ def compile_into(prog: CcaProgram, tr: Trace, flow: int, enc: Encoding | None = 
         else:
             states[s.name] = [z3.Real(f"{s.name}_{f},{t}") for t in range(T)]
     tr.state_f[f] = states
+    tr.state_units.update({s.name: s.unit for s in prog.states})
 
     def series(name: str) -> list[z3.ExprRef]:
         return trace_series(tr, f, name)

@@ -82,7 +82,7 @@ class QueryScope:
         elif ident in AGG_SERIES:
             unit = AGG_SERIES[ident]
         elif self._is_state(ident):
-            unit = None if z3.is_bool(tr.state_f[0][ident][0]) else Unit(0, 0)
+            unit = tr.state_units.get(ident)
         else:
             return self.name(ident, node)
         if len(ints) == 2:
