@@ -59,7 +59,8 @@ def _load_query(args: argparse.Namespace, name: str) -> Query:
     return q
 
 
-def _opts(args: argparse.Namespace) -> RunOptions:
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """--timeout and --seed, validated (shared by every solving command)."""
     t = args.timeout
     if t is not None and not (math.isfinite(t) and t > 0):
         raise SpecError(Loc("--timeout"), f"timeout must be a positive number of seconds, got {t}")
@@ -70,7 +71,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ccmatic.report import verify_json, verify_text
     from ccmatic.verify import Counterexample, Proved, verify
 
-    opts = _opts(args)
+    opts = run_options(args)
     q = _load_query(args, args.query)
     if args.cca:
         found = _lib(args).find("templates", args.cca)
@@ -203,7 +204,7 @@ def _bench_row(args: argparse.Namespace, p: Path) -> tuple[dict[str, Any], str]:
         return row, (f"{p.stem:32s} {res.status:9s} {len(res.solutions):4d} sol  wall {wall:7.2f}s  "
                      f"iter {st.iterations:4d}  gen {st.generator_s:6.2f}s  ver {st.verifier_s:6.2f}s  "
                      f"re-verify {st.reverify_s:6.2f}s{mark}\n")
-    rep = verify(q, _opts(args))
+    rep = verify(q, run_options(args))
     wall = time.perf_counter() - t0
     row = {"query": str(p), "kind": "verify", "result": rep.result, "expect": q.expect, "T": q.T,
            "wall_s": round(wall, 3), "encode_s": round(rep.encode_s, 3), "solve_s": round(rep.solve_s, 3),
@@ -234,7 +235,7 @@ def _bench_proof(args: argparse.Namespace, p: Path, out: TextIO) -> dict[str, An
         proof = replace(proof, T=args.T)
     jobs = getattr(args, "jobs", None) or default_jobs()
     t0 = time.perf_counter()
-    rep = prove(proof, tuple(str(r) for r in lib.roots), _opts(args), jobs)
+    rep = prove(proof, tuple(str(r) for r in lib.roots), run_options(args), jobs)
     wall = time.perf_counter() - t0
     row = {"query": str(p), "kind": "prove", "result": rep.result, "expect": proof.expect, "T": proof.T,
            "wall_s": round(wall, 3), "jobs": rep.jobs,

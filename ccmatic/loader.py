@@ -225,6 +225,27 @@ def apply_model_table(doc: TomlDoc, base: ModelConfig, t: dict[str, Any], where:
     return m
 
 
+def cca_and_model(doc: TomlDoc, lib: Library) -> tuple[Path, ModelConfig]:
+    """The CCA file and the model (with the file's ``[model_params]``) that a query or
+    proof names; names resolve next to the file first, then in the library."""
+    d, here = doc.data, doc.path.parent
+    cca_name = _str(doc, "cca", d["cca"])
+    cca_path = lib.find("templates", cca_name, here)
+    if cca_path is None:
+        raise doc.err("cca", f"CCA '{cca_name}' not found", "give a path or a name from 'ccmatic list'")
+    model_name = _str(doc, "model", d["model"])
+    model_path = lib.find("models", model_name, here)
+    if model_path is None:
+        raise doc.err("model", f"model '{model_name}' not found", "give a path or a name from 'ccmatic list'")
+    model = load_model(model_path)
+    if "model_params" in d:
+        if not isinstance(d["model_params"], dict):
+            raise doc.err("model_params", "model_params must be a table")
+        with doc.table("model_params"):
+            model = apply_model_table(doc, model, d["model_params"], "model_params")
+    return cca_path, model
+
+
 def load_model(path: Path) -> ModelConfig:
     doc = TomlDoc(path)
     if "family" not in doc.data:
@@ -245,20 +266,7 @@ def load_query(path: str | Path, lib: Library) -> Query:
         if req not in d:
             raise SpecError(Loc(str(p), 1, 1), f"query has no '{req}'",
                             "a query names cca = \"...\", model = \"...\" and T = <steps>")
-    cca_name = _str(doc, "cca", d["cca"])
-    cca_path = lib.find("templates", cca_name, p.parent)
-    if cca_path is None:
-        raise doc.err("cca", f"CCA '{cca_name}' not found", "give a path or a name from 'ccmatic list'")
-    model_name = _str(doc, "model", d["model"])
-    model_path = lib.find("models", model_name, p.parent)
-    if model_path is None:
-        raise doc.err("model", f"model '{model_name}' not found", "give a path or a name from 'ccmatic list'")
-    model = load_model(model_path)
-    if "model_params" in d:
-        if not isinstance(d["model_params"], dict):
-            raise doc.err("model_params", "model_params must be a table")
-        with doc.table("model_params"):
-            model = apply_model_table(doc, model, d["model_params"], "model_params")
+    cca_path, model = cca_and_model(doc, lib)
     T = _int(doc, "T", d["T"], 2)
     expect = d.get("expect")
     if expect is not None and expect not in ("proved", "counterexample", "unknown"):
@@ -341,4 +349,4 @@ def model_summary(m: ModelConfig) -> str:
     return ", ".join(parts)
 
 
-__all__ = ["TomlDoc", "fields", "load_model", "load_query", "model_summary"]
+__all__ = ["TomlDoc", "cca_and_model", "fields", "load_model", "load_query", "model_summary"]

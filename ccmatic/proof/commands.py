@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import TextIO
 
-from ccmatic.config import RunOptions
 from ccmatic.errors import Loc, SpecError
 from ccmatic.library import Library
 from ccmatic.loader import model_summary
@@ -28,13 +26,6 @@ def _frac_arg(flag: str, text: str) -> Fraction:
     except (ValueError, ZeroDivisionError):
         raise SpecError(Loc(flag), f"'{text}' is not a number", "write e.g. 0.83, 83/100 or 3") from None
     return v
-
-
-def _opts(args: argparse.Namespace) -> RunOptions:
-    t = args.timeout
-    if t is not None and not (math.isfinite(t) and t > 0):
-        raise SpecError(Loc("--timeout"), f"timeout must be a positive number of seconds, got {t}")
-    return RunOptions(timeout_s=t, seed=args.seed)
 
 
 def load(args: argparse.Namespace) -> tuple[Proof, Library]:
@@ -102,8 +93,10 @@ def proof_text(rep: ProofReport) -> str:
 
 
 def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ccmatic.cli import run_options
+
     proof, lib = load(args)
-    opts = _opts(args)
+    opts = run_options(args)
     jobs = args.jobs if args.jobs is not None else default_jobs()
     if jobs < 1:
         raise SpecError(Loc("--jobs"), f"--jobs must be at least 1, got {jobs}")
@@ -156,8 +149,10 @@ def search_text(rep: SearchReport) -> str:
 
 
 def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ccmatic.cli import run_options
+
     proof, _lib = load(args)
-    opts = _opts(args)
+    opts = run_options(args)
     proof.lemma(args.lemma)
     if args.constant not in proof.constants:
         raise SpecError(Loc("--constant"), f"no constant named '{args.constant}'",

@@ -34,15 +34,7 @@ from ccmatic.errors import Loc, SpecError
 from ccmatic.lang.source import Source
 from ccmatic.lang.units import BYTES, RATE, SECONDS, Unit
 from ccmatic.library import Library
-from ccmatic.loader import (
-    TomlDoc,
-    _check_keys,
-    _frac,
-    _int,
-    _str,
-    apply_model_table,
-    load_model,
-)
+from ccmatic.loader import TomlDoc, _check_keys, _frac, _int, _str, cca_and_model
 
 Direction = Literal["up", "down"]
 UNITS: dict[str, Unit | None] = {"1": None, "bytes": BYTES, "seconds": SECONDS, "rate": RATE}
@@ -187,20 +179,7 @@ def load_proof(path: str | Path, lib: Library) -> Proof:
         if req not in d:
             raise SpecError(Loc(str(p), 1, 1), f"proof has no '{req}'",
                             "a proof names cca, model, T, [states], steady and at least one [[lemma]]")
-    cca_name = _str(doc, "cca", d["cca"])
-    cca_path = lib.find("templates", cca_name, p.parent)
-    if cca_path is None:
-        raise doc.err("cca", f"CCA '{cca_name}' not found", "give a path or a name from 'ccmatic list'")
-    model_name = _str(doc, "model", d["model"])
-    model_path = lib.find("models", model_name, p.parent)
-    if model_path is None:
-        raise doc.err("model", f"model '{model_name}' not found", "give a path or a name from 'ccmatic list'")
-    model = load_model(model_path)
-    if "model_params" in d:
-        if not isinstance(d["model_params"], dict):
-            raise doc.err("model_params", "model_params must be a table")
-        with doc.table("model_params"):
-            model = apply_model_table(doc, model, d["model_params"], "model_params")
+    cca_path, model = cca_and_model(doc, lib)
     T = _int(doc, "T", d["T"], 2)
     start = _int(doc, "start", d["start"], 0) if "start" in d else 0
     if start >= T - 1:
