@@ -16,6 +16,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -174,7 +175,7 @@ def _lemma_report(d: dict[str, Any]) -> LemmaReport:
 
 
 def check_lemmas(tasks: list[LemmaTask], jobs: int,
-                 on_done: Any = None) -> list[LemmaReport]:
+                 on_done: Callable[[LemmaReport], None] | None = None) -> list[LemmaReport]:
     """Run the lemma tasks, ``jobs`` at a time in separate processes (one solver
     each); ``jobs = 1`` runs them here, one after another."""
     results: dict[str, LemmaReport] = {}
@@ -291,7 +292,8 @@ def check_structure(proof: Proof, opts: RunOptions, cache: ResultCache | None = 
 
 
 def prove(proof: Proof, roots: tuple[str, ...], opts: RunOptions, jobs: int, cache_dir: str | None = None,
-          on_lemma: Any = None, only: list[str] | None = None, on_start: Any = None) -> ProofReport:
+          on_lemma: Callable[[LemmaReport], None] | None = None, only: list[str] | None = None,
+          on_start: Callable[[], None] | None = None) -> ProofReport:
     """Check the proof; with ``only``, solve just those lemmas (the others are
     reported unknown, so the proof as a whole is not reported proved)."""
     t0 = time.perf_counter()

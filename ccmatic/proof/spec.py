@@ -302,8 +302,10 @@ def load_proof(path: str | Path, lib: Library) -> Proof:
             if name in seen:
                 raise doc.err("name", f"lemma '{name}' is defined twice")
             seen.add(name)
-            premise = doc.string_source(_str(doc, "premise", lt.get("premise", "True")), "premise") \
-                if "premise" in lt else Source(str(p), "True", doc.key_loc("name").line, 1)
+            if "premise" in lt:
+                premise = doc.string_source(_str(doc, "premise", lt["premise"]), "premise")
+            else:  # no premise: the lemma holds from every state
+                premise = Source(str(p), "True", doc.key_loc("name").line, 1)
             conclusion = doc.string_source(_str(doc, "conclusion", lt["conclusion"]), "conclusion")
             lemmas.append(Lemma(name, premise, conclusion, str(lt.get("description", "")), doc.key_loc("name")))
 
