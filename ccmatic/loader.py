@@ -246,6 +246,18 @@ def cca_and_model(doc: TomlDoc, lib: Library) -> tuple[Path, ModelConfig]:
     return cca_path, model
 
 
+def parse_initial(doc: TomlDoc) -> Initial:
+    """The ``[initial]`` table of a query or proof."""
+    it = doc.data.get("initial")
+    if it is None:
+        return Initial()
+    if not isinstance(it, dict):
+        raise doc.err("initial", "initial must be a table")
+    with doc.table("initial"):
+        _check_keys(doc, it, {"beliefs_consistent", "no_initial_loss"}, "[initial]")
+        return Initial(**{k: _bool(doc, k, v) for k, v in it.items()})
+
+
 def load_model(path: Path) -> ModelConfig:
     doc = TomlDoc(path)
     if "family" not in doc.data:
@@ -274,14 +286,7 @@ def load_query(path: str | Path, lib: Library) -> Query:
     periodic = _int(doc, "periodic", d["periodic"], 1) if "periodic" in d else None
     if periodic is not None and periodic >= T:
         raise doc.err("periodic", f"periodic = {periodic} must be smaller than T = {T}")
-    init = Initial()
-    if "initial" in d:
-        it = d["initial"]
-        if not isinstance(it, dict):
-            raise doc.err("initial", "initial must be a table")
-        with doc.table("initial"):
-            _check_keys(doc, it, {"beliefs_consistent", "no_initial_loss"}, "[initial]")
-            init = Initial(**{k: _bool(doc, k, v) for k, v in it.items()})
+    init = parse_initial(doc)
     assumptions = []
     if "assume" in d:
         a = d["assume"]
@@ -349,4 +354,4 @@ def model_summary(m: ModelConfig) -> str:
     return ", ".join(parts)
 
 
-__all__ = ["TomlDoc", "cca_and_model", "fields", "load_model", "load_query", "model_summary"]
+__all__ = ["TomlDoc", "cca_and_model", "fields", "load_model", "load_query", "model_summary", "parse_initial"]

@@ -34,7 +34,15 @@ from ccmatic.errors import Loc, SpecError
 from ccmatic.lang.source import Source
 from ccmatic.lang.units import BYTES, RATE, SECONDS, Unit
 from ccmatic.library import Library
-from ccmatic.loader import TomlDoc, _check_keys, _frac, _int, _str, cca_and_model
+from ccmatic.loader import (
+    TomlDoc,
+    _check_keys,
+    _frac,
+    _int,
+    _str,
+    cca_and_model,
+    parse_initial,
+)
 
 Direction = Literal["up", "down"]
 UNITS: dict[str, Unit | None] = {"1": None, "bytes": BYTES, "seconds": SECONDS, "rate": RATE}
@@ -185,14 +193,7 @@ def load_proof(path: str | Path, lib: Library) -> Proof:
     if start >= T - 1:
         raise doc.err("start", f"start = {start} leaves no step before the last one (T = {T})")
     periodic = _int(doc, "periodic", d["periodic"], 1) if "periodic" in d else None
-    init = Initial()
-    if "initial" in d:
-        it = d["initial"]
-        if not isinstance(it, dict):
-            raise doc.err("initial", "initial must be a table")
-        with doc.table("initial"):
-            _check_keys(doc, it, {"beliefs_consistent", "no_initial_loss"}, "[initial]")
-            init = Initial(**{k: bool(v) for k, v in it.items()})
+    init = parse_initial(doc)
     invariants = tuple(doc.string_source(x, "invariant")
                        for x in _str_list(doc, "invariant", d.get("invariant", [])))
 
