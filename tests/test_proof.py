@@ -686,3 +686,55 @@ def test_cca_state_variables_keep_their_units(tmp_path: Path) -> None:
     tmp.write_text(text)
     code, _out, err = run("prove", tmp, "--jobs", "1")
     assert code == 2 and "unit mismatch" in err
+
+
+def test_a_shifted_t_before_step_zero_is_an_error() -> None:
+    """``S[t - 1]`` at t = 0 is step -1: an error pointing at the index, not a read
+    of the last step (negative steps count from the end only as literals)."""
+    path = BAD / "state_before_step_zero.toml"
+    code, out, err = run("prove", path, "--jobs", "1")
+    assert code == 2 and not out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "before the first step" in lines[0], lines
+    assert re.match(rf"{re.escape(str(path))}:\d+:\d+: error:", lines[0])
+
+
+def test_a_loop_variable_before_step_zero_is_an_error(tmp_path: Path) -> None:
+    """The same for a loop variable in a formula: ``range(T)`` with ``S[k - 1]``."""
+    text = MAIN.read_text().replace(
+        'conclusion = "rate[-1] <= k * MSS / R"',
+        'conclusion = "all(S[j] - S[j - 1] >= 0 for j in range(T))"')
+    path = tmp_path / "loop.toml"
+    path.write_text(text)
+    code, out, err = run("prove", path, "--jobs", "1")
+    assert code == 2 and not out and "before the first step" in err
+    path.write_text(text.replace("range(T)", "range(1, T)"))
+    code, d = prove(path)
+    assert code == 0 and lemma(d, "rate_bound")["result"] == "proved"
+
+
+SHIPPED_DIR = Path(__file__).resolve().parent.parent / "proofs"
+
+
+@pytest.mark.parametrize(("constant", "holds", "fails"), [("wmax", "3", "59/20")])
+def test_aimd_window_bound_is_ccacs_exactly(constant: str, holds: str, fails: str) -> None:
+    """AIMD's band cwnd <= C (R + D) + beta + MSS = 3 C R + MSS is closed ('stay'),
+    and 59/20 C R + MSS is not: a counterexample, re-checked, ends above it."""
+    path = SHIPPED_DIR / "aimd-ccac.toml"
+    _code, d = prove(path, "--lemma", "stay", "--set", f"{constant}={holds}")
+    assert lemma(d, "stay")["result"] == "proved"   # exit 3: the other lemmas were not checked
+    code, d = prove(path, "--lemma", "stay", "--set", f"{constant}={fails}")
+    assert code == 1 and lemma(d, "stay")["result"] == "failed"
+    tr = lemma(d, "stay")["trace"]
+    cwnd = [Fraction(x) for x in tr["flows"][0]["cwnd"]]
+    C, mss = Fraction(tr["params"]["C"]), Fraction(tr["params"]["MSS"])
+    assert cwnd[-1] > Fraction(59, 20) * C + mss   # R = 1 step
+
+
+def test_copa_steady_queue_bound_tight_pair() -> None:
+    """Copa's steady state keeps the queue <= 28/5 C R at every step; 50/9 is refuted."""
+    path = SHIPPED_DIR / "copa-ccac.toml"
+    _code, d = prove(path, "--lemma", "bounded", "--set", "qall=28/5")
+    assert lemma(d, "bounded")["result"] == "proved"
+    code, d = prove(path, "--lemma", "bounded", "--set", "qall=50/9")
+    assert code == 1 and lemma(d, "bounded")["result"] == "failed"

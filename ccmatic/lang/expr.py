@@ -269,7 +269,17 @@ class Compiler:
         sl = node.slice
         parts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
         idx = [self.static_int(p, allow_t=True) for p in parts]
+        for p, i in zip(parts, idx):
+            # Negative steps count from the end only when written as literals: a
+            # loop variable or a proof's t shifted below 0 (S[t - 2] at t = 1) is an
+            # error, not a silent read of the last steps.
+            if isinstance(i, int) and i < 0 and self._uses_loop_var(p):
+                raise self.err(p, f"step {i} is before the first step (0)",
+                               "start the loop later, or shift the index less")
         return self.scope.index(node.value.id, idx, node)
+
+    def _uses_loop_var(self, node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Name) and n.id in self.loop_vars for n in ast.walk(node))
 
     def _UnaryOp(self, node: ast.UnaryOp) -> Val:
         if isinstance(node.op, ast.Not):
