@@ -738,3 +738,40 @@ def test_copa_steady_queue_bound_tight_pair() -> None:
     assert lemma(d, "bounded")["result"] == "proved"
     code, d = prove(path, "--lemma", "bounded", "--set", "qall=50/9")
     assert code == 1 and lemma(d, "bounded")["result"] == "failed"
+
+
+def _with_drain_measures(tmp_path: Path, measures: str, order: str | None) -> Path:
+    """MAIN with the 'drain' progress term measuring ``measures`` (TOML list)."""
+    text = MAIN.read_text().replace('measures = ["bq[t] >= C * R"]', f"measures = {measures}"
+                                    + (f'\norder = "{order}"' if order else ""))
+    path = tmp_path / f"lex-{order}.toml"
+    path.write_text(text)
+    return path
+
+
+def test_lexicographic_progress_ranks_the_measures(tmp_path: Path) -> None:
+    """S (cumulative, 0 at the first step) grows every period, so as a second
+    measure "S >= 0" (improving downwards) always degrades:
+    * order "any": none may degrade, so 'drains' fails;
+    * lexicographic, bq first: bq improves and S, ranked after it, may do anything;
+    * lexicographic, S first: S never improves and degrades, so 'drains' fails."""
+    two = '["bq[t] >= C * R", "S[t] >= 0"]'
+    code, d = prove(_with_drain_measures(tmp_path, two, None))
+    assert code == 1 and lemma(d, "drains")["result"] == "failed"
+    code, d = prove(_with_drain_measures(tmp_path, two, "lexicographic"))
+    assert code == 0 and d["result"] == "proved"
+    code, d = prove(_with_drain_measures(tmp_path, '["S[t] >= 0", "bq[t] >= C * R"]', "lexicographic"))
+    assert code == 1 and lemma(d, "drains")["result"] == "failed"
+
+
+def test_progress_order_must_be_known_and_shared(tmp_path: Path) -> None:
+    code, _out, err = run("prove", _with_drain_measures(tmp_path, '["bq[t] >= C * R"]', "lexical"), "--jobs", "1")
+    assert code == 2 and "order must be" in err and len(err.strip().splitlines()) == 1
+    text = MAIN.read_text().replace(
+        'step = "C * R / 2"',
+        'step = "C * R / 2"\norder = "lexicographic"\n\n[[progress]]\nname = "drain"\n'
+        'when = "bq[0] <= w * C * R"\nmeasures = ["bq[t] >= C * R"]\nstep = "C * R / 4"')
+    path = tmp_path / "mixed.toml"
+    path.write_text(text)
+    code, _out, err = run("prove", path, "--jobs", "1")
+    assert code == 2 and "rank their measures differently" in err, err

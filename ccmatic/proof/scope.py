@@ -83,17 +83,23 @@ class ProofScope(QueryScope):
     def progress_formula(self, p: Progress) -> z3.BoolRef:
         parts = []
         for case in p.cases:
-            improves, keeps = self.case_terms(case)
-            body = z3.And(z3.Or(*improves), *keeps)
+            improves, keeps, extra = self.case_terms(case)
+            if case.lexicographic:
+                # some measure improves and none ranked before it degrades
+                ranked = [z3.And(imp, *keeps[:i]) for i, imp in enumerate(improves)]
+                body = z3.And(z3.Or(*ranked), *extra)
+            else:
+                body = z3.And(z3.Or(*improves), *keeps, *extra)
             if case.when is not None:
                 body = z3.Implies(self.compile_bool(case.when), body)
             parts.append(body)
         return z3.And(*parts)
 
-    def case_terms(self, case: ProgressCase) -> tuple[list[z3.BoolRef], list[z3.BoolRef]]:
-        """The improvement and no-degradation literals of one case.  A measure
-        ``q <= B`` improves as q(last) > k·q(0) (or q(last) ≥ q(0) + step) and
-        keeps q(last) ≥ q(0); ``q >= b`` symmetrically."""
+    def case_terms(self, case: ProgressCase) -> tuple[list[z3.BoolRef], list[z3.BoolRef], list[z3.BoolRef]]:
+        """The improvement and no-degradation literals of one case's measures (one
+        each, in order), and the no-degradation literals of its ``keep`` list.  A
+        measure ``q <= B`` improves as q(last) > k·q(0) (or q(last) ≥ q(0) + step)
+        and keeps q(last) ≥ q(0); ``q >= b`` symmetrically."""
         last = self.tr.T - 1
         k = self.compile_num(case.factor) if case.factor is not None else None
         s = self.compile_num(case.step) if case.step is not None else None
@@ -111,11 +117,12 @@ class ProofScope(QueryScope):
                 assert k is not None
                 improves.append(qT.term > k.term * q0.term if up else k.term * qT.term < q0.term)
             keeps.append(qT.term >= q0.term if up else qT.term <= q0.term)
+        extra: list[z3.BoolRef] = []
         for src in case.keep:
             up, q0, _b0 = self.measure(src, self.proof.start)
             _up, qT, _bT = self.measure(src, last)
-            keeps.append(qT.term >= q0.term if up else qT.term <= q0.term)
-        return improves, keeps
+            extra.append(qT.term >= q0.term if up else qT.term <= q0.term)
+        return improves, keeps, extra
 
     def measure(self, src: Source, step: int) -> tuple[bool, Val, Val]:
         """(improves upwards?, the quantity, its bound) of a measure ``q <= B`` or

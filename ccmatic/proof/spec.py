@@ -16,6 +16,8 @@ A proof names a CCA, a model and a horizon T, then declares
 * ``[[progress]]``: progress terms of the monotone form *at least one improves ∧
   none degrades*, built by the checker from bounded measures (never written by
   hand): ``"c_lo[t] <= C"`` improves upwards towards C, ``"c_hi[t] >= C"`` downwards;
+  ``order = "lexicographic"`` ranks the measures (none ranked before the improving
+  one degrades);
 * ``[[lemma]]``: ``premise ⇒ conclusion`` over the T-step trace;
 * ``[transitions.<state>]``: which lemmas (``by``) take the state to which others
   (``to``), and its self-loop (``loop``: progress terms, or the steady-state
@@ -74,7 +76,12 @@ class ProgressCase:
     """When ``when`` holds at the first step, at least one measure improves (by the
     factor, or by the step) and none degrades.  A measure is written with the bound
     it improves towards: ``"q <= B"`` (q improves upwards, never beyond B) or
-    ``"q >= b"`` (downwards), q and the bound formulas of step t."""
+    ``"q >= b"`` (downwards), q and the bound formulas of step t.
+
+    With ``lexicographic``, the measures are ranked in the order written: some
+    measure improves and none ranked before it degrades (those ranked after it may
+    do anything).  Each measure is bounded and improves by a fixed factor or step,
+    so either order is well-founded."""
 
     when: Source | None
     measures: tuple[Source, ...]
@@ -82,6 +89,7 @@ class ProgressCase:
     factor: Source | None
     step: Source | None
     loc: Loc
+    lexicographic: bool = False
 
 
 @dataclass(frozen=True)
@@ -258,7 +266,7 @@ def load_proof(path: str | Path, lib: Library) -> Proof:
         with doc.table("progress", i):
             if not isinstance(pt, dict) or "name" not in pt:
                 raise doc.err("progress", f"progress #{i + 1} needs a name")
-            _check_keys(doc, pt, {"name", "when", "measures", "keep", "factor", "step"}, "[[progress]]")
+            _check_keys(doc, pt, {"name", "when", "measures", "keep", "factor", "step", "order"}, "[[progress]]")
             name = _str(doc, "name", pt["name"])
             _name_ok(doc, "name", name, "progress")
             if name in constants or name in defines or name in states:
@@ -275,16 +283,28 @@ def load_proof(path: str | Path, lib: Library) -> Proof:
             factor = doc.string_source(str(pt["factor"]), "factor") if "factor" in pt else None
             step = doc.string_source(str(pt["step"]), "step") if "step" in pt else None
             when = doc.string_source(_str(doc, "when", pt["when"]), "when") if "when" in pt else None
-            progress.setdefault(name, []).append(ProgressCase(when, measures, keep, factor, step, doc.key_loc("name")))
+            order = _str(doc, "order", pt.get("order", "any"))
+            if order not in ("any", "lexicographic"):
+                raise doc.err("order", f"order must be \"any\" or \"lexicographic\", not {order!r}",
+                              "\"any\": one measure improves and none degrades; \"lexicographic\": the "
+                              "measures are ranked as written")
+            progress.setdefault(name, []).append(ProgressCase(when, measures, keep, factor, step, doc.key_loc("name"),
+                                                              order == "lexicographic"))
 
     for name, cases in progress.items():
         # well-foundedness: a period may use any case, so every case must measure the
         # same quantities (and each case keeps all of them from degrading)
         first = sorted(m.text.replace(" ", "") for m in cases[0].measures)
+        ranked = [m.text.replace(" ", "") for m in cases[0].measures]
         for case in cases[1:]:
             if sorted(m.text.replace(" ", "") for m in case.measures) != first:
                 raise SpecError(case.loc, f"the cases of progress '{name}' measure different quantities",
                                 "give every case the same measures (they may differ in when, factor, step, keep)")
+            if case.lexicographic != cases[0].lexicographic or (
+                    case.lexicographic and [m.text.replace(" ", "") for m in case.measures] != ranked):
+                raise SpecError(case.loc, f"the cases of progress '{name}' rank their measures differently",
+                                "give every case the same order, and with order = \"lexicographic\" the "
+                                "measures in the same sequence")
 
     lemmas: list[Lemma] = []
     ll = d["lemma"]
