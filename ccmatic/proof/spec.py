@@ -186,6 +186,11 @@ def _loc(doc: TomlDoc, key: str) -> Loc:
     return doc.key_loc(key)
 
 
+def _measure_texts(case: ProgressCase) -> list[str]:
+    """A case's measures in the order written, spaces removed (for comparing cases)."""
+    return [m.text.replace(" ", "") for m in case.measures]
+
+
 def load_proof(path: str | Path, lib: Library) -> Proof:
     p = Path(path)
     doc = TomlDoc(p)
@@ -294,14 +299,13 @@ def load_proof(path: str | Path, lib: Library) -> Proof:
     for name, cases in progress.items():
         # well-foundedness: a period may use any case, so every case must measure the
         # same quantities (and each case keeps all of them from degrading)
-        first = sorted(m.text.replace(" ", "") for m in cases[0].measures)
-        ranked = [m.text.replace(" ", "") for m in cases[0].measures]
+        ranked = _measure_texts(cases[0])
         for case in cases[1:]:
-            if sorted(m.text.replace(" ", "") for m in case.measures) != first:
+            texts = _measure_texts(case)
+            if sorted(texts) != sorted(ranked):
                 raise SpecError(case.loc, f"the cases of progress '{name}' measure different quantities",
                                 "give every case the same measures (they may differ in when, factor, step, keep)")
-            if case.lexicographic != cases[0].lexicographic or (
-                    case.lexicographic and [m.text.replace(" ", "") for m in case.measures] != ranked):
+            if case.lexicographic != cases[0].lexicographic or (case.lexicographic and texts != ranked):
                 raise SpecError(case.loc, f"the cases of progress '{name}' rank their measures differently",
                                 "give every case the same order, and with order = \"lexicographic\" the "
                                 "measures in the same sequence")
