@@ -775,3 +775,17 @@ def test_progress_order_must_be_known_and_shared(tmp_path: Path) -> None:
     path.write_text(text)
     code, _out, err = run("prove", path, "--jobs", "1")
     assert code == 2 and "rank their measures differently" in err, err
+
+
+def test_search_refuses_a_constant_the_invariant_reads() -> None:
+    """Every lemma assumes the invariant with the file's constant values, so a search
+    over a constant the invariant reads (here through a definition) would mix two
+    values of it: one clear error line, exit 2.  A constant it does not read works."""
+    path = SHIPPED_DIR / "aimd-ccac.toml"
+    code, out, err = run("search", path, "--lemma", "stay", "--constant", "umax", "--tol", "1/4")
+    assert code == 2 and not out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "read by the proof's invariant" in lines[0], lines
+    assert re.match(rf"{re.escape(str(path))}:\d+:\d+: error:", lines[0])
+    code, d = search(path, "stay", "wmax", "--lo", "2", "--hi", "4", "--tol", "1/4")
+    assert code == 0 and Fraction(d["proved"]) == 3 and Fraction(d["refuted"]) >= Fraction(11, 4)

@@ -92,10 +92,14 @@ class ProofContext:
         if init.beliefs_consistent and self.cca.uses("c_lo_lambda", "q_hi"):
             cbr_beliefs(tr)
             out.append(("proof: beliefs consistent", cbr_consistent(tr, t)))
-        for src in self.proof.invariants:
-            scope = ProofScope(self.proof, src, tr, self.series, self.proof.values())
-            out.append((f"proof: invariant {src.text}", scope.compile_at(src, t)))
+        out += self.invariants_at(t, self.proof.values())
         return out
+
+    def invariants_at(self, t: int, values: dict[str, Fraction]) -> list[tuple[str, z3.BoolRef]]:
+        """The proof's ``invariant`` formulas at step t, with these constant values."""
+        return [(f"proof: invariant {src.text}",
+                 ProofScope(self.proof, src, self.tr, self.series, values).compile_at(src, t))
+                for src in self.proof.invariants]
 
     def formula(self, src: Source, values: dict[str, Fraction]) -> z3.BoolRef:
         return compile_formula(self.proof, src, self.tr, self.series, values)

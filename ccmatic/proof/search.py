@@ -125,6 +125,17 @@ class Searcher:
                             "add easier = \"up\" or \"down\" to it")
         self.ctx = ProofContext(proof)
         typecheck(self.ctx, proof)
+        # The invariants are assumed at the start of every lemma with the file's
+        # values (they are part of the model); probing a constant they read would mix
+        # two values of it in one question.
+        v0 = proof.values()[constant]
+        probe = {**proof.values(), constant: v0 + 1}
+        before = [c.sexpr() for _t, c in self.ctx.invariants_at(proof.start, proof.values())]
+        after = [c.sexpr() for _t, c in self.ctx.invariants_at(proof.start, probe)]
+        if before != after:
+            raise SpecError(self.const.loc, f"constant '{constant}' is read by the proof's invariant, which every "
+                            "lemma assumes with one fixed value; a search would mix two values of it",
+                            f"compare values with 'ccmatic prove --set {constant}=VALUE' instead")
         self.checker = LemmaChecker(self.ctx, lemma, opts, cache)
         self.opts = opts
         self.lemma = lemma
