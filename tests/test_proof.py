@@ -789,3 +789,18 @@ def test_search_refuses_a_constant_the_invariant_reads() -> None:
     assert re.match(rf"{re.escape(str(path))}:\d+:\d+: error:", lines[0])
     code, d = search(path, "stay", "wmax", "--lo", "2", "--hi", "4", "--tol", "1/4")
     assert code == 0 and Fraction(d["proved"]) == 3 and Fraction(d["refuted"]) >= Fraction(11, 4)
+
+
+def test_the_initial_check_can_be_named_with_lemma(tmp_path: Path) -> None:
+    """``--lemma "[initial] holds again"`` checks just the chaining of the invariant:
+    AIMD's holds with umax = 11/4 and fails with 5/2; a proof without [initial] or
+    invariant says so in one line (exit 2)."""
+    path = SHIPPED_DIR / "aimd-ccac.toml"
+    name = "[initial] holds again"
+    _code, d = prove(path, "--lemma", name)
+    assert lemma(d, name)["result"] == "proved"
+    assert lemma(d, "stay")["result"] == "unknown"   # not checked
+    code, d = prove(path, "--lemma", name, "--set", "umax=5/2")
+    assert code == 1 and lemma(d, name)["result"] == "failed"
+    code, out, err = run("prove", MAIN, "--lemma", name, "--jobs", "1")
+    assert code == 2 and not out and len(err.strip().splitlines()) == 1 and "no [initial]" in err

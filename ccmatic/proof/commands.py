@@ -12,7 +12,7 @@ from typing import TextIO
 from ccmatic.errors import Loc, SpecError
 from ccmatic.library import Library
 from ccmatic.loader import model_summary
-from ccmatic.proof.prove import LemmaReport, ProofReport, default_jobs, prove
+from ccmatic.proof.prove import INITIAL, LemmaReport, ProofReport, default_jobs, prove
 from ccmatic.proof.search import Probe, Searcher, SearchReport
 from ccmatic.proof.spec import Proof, load_proof
 from ccmatic.report import trace_table
@@ -101,8 +101,8 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if jobs < 1:
         raise SpecError(Loc("--jobs"), f"--jobs must be at least 1, got {jobs}")
     only = args.lemma or []
-    if only:
-        for name in only:
+    for name in only:
+        if name != INITIAL:  # the pseudo-lemma "[initial] holds again" may be named too
             proof.lemma(name)
 
     def on_lemma(r: LemmaReport) -> None:

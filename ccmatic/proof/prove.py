@@ -26,6 +26,7 @@ from typing import Any
 import z3
 
 from ccmatic.config import RunOptions
+from ccmatic.errors import Loc, SpecError
 from ccmatic.lang.source import Source
 from ccmatic.library import Library
 from ccmatic.proof.cache import ResultCache, trace_from_json, trace_to_json
@@ -304,12 +305,15 @@ def prove(proof: Proof, roots: tuple[str, ...], opts: RunOptions, jobs: int, cac
     for lem in proof.lemmas:
         ctx.formula(lem.premise, proof.values())
         ctx.formula(lem.conclusion, proof.values())
+    if only is not None and INITIAL in only and not ctx.initial_at(proof.start):
+        raise SpecError(Loc(proof.path), f"'{INITIAL}' is not a check of this proof: it has no [initial] "
+                        "condition or invariant")
     if on_start is not None:
         on_start()
     cache = ResultCache(cache_dir) if cache_dir else None
     coverage, checks, graph = check_structure(proof, opts, cache)
     names = [lem.name for lem in proof.lemmas if only is None or lem.name in only]
-    if ctx.initial_at(proof.start) and only is None:
+    if ctx.initial_at(proof.start) and (only is None or INITIAL in only):
         names.append(INITIAL)
     tasks = [LemmaTask(proof.path, roots, name, tuple((k, str(v)) for k, v in proof.overrides.items()),
                        proof.T, opts.timeout_s, opts.seed, cache_dir) for name in names]
