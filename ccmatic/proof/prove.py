@@ -305,7 +305,10 @@ def prove(proof: Proof, roots: tuple[str, ...], opts: RunOptions, jobs: int, cac
     for lem in proof.lemmas:
         ctx.formula(lem.premise, proof.values())
         ctx.formula(lem.conclusion, proof.values())
-    if only is not None and INITIAL in only and not ctx.initial_at(proof.start):
+    # does the proof have [initial] conditions or invariants to chain? (the context
+    # assumes them at the start already)
+    chains = bool(ctx.assumptions.constraints)
+    if only is not None and INITIAL in only and not chains:
         raise SpecError(Loc(proof.path), f"'{INITIAL}' is not a check of this proof: it has no [initial] "
                         "condition or invariant")
     if on_start is not None:
@@ -313,7 +316,7 @@ def prove(proof: Proof, roots: tuple[str, ...], opts: RunOptions, jobs: int, cac
     cache = ResultCache(cache_dir) if cache_dir else None
     coverage, checks, graph = check_structure(proof, opts, cache)
     names = [lem.name for lem in proof.lemmas if only is None or lem.name in only]
-    if ctx.initial_at(proof.start) and (only is None or INITIAL in only):
+    if chains and (only is None or INITIAL in only):
         names.append(INITIAL)
     tasks = [LemmaTask(proof.path, roots, name, tuple((k, str(v)) for k, v in proof.overrides.items()),
                        proof.T, opts.timeout_s, opts.seed, cache_dir) for name in names]
@@ -323,7 +326,7 @@ def prove(proof: Proof, roots: tuple[str, ...], opts: RunOptions, jobs: int, cac
               for lem in proof.lemmas]
     if INITIAL in done:
         lemmas.append(done[INITIAL])
-    elif ctx.initial_at(proof.start):
+    elif chains:
         lemmas.append(LemmaReport(INITIAL, "unknown", 0.0, "not checked (--lemma)"))
     return ProofReport(proof, lemmas, coverage, checks, graph, time.perf_counter() - t0, jobs)
 
