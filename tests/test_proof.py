@@ -804,3 +804,38 @@ def test_the_initial_check_can_be_named_with_lemma(tmp_path: Path) -> None:
     assert code == 1 and lemma(d, name)["result"] == "failed"
     code, out, err = run("prove", MAIN, "--lemma", name, "--jobs", "1")
     assert code == 2 and not out and len(err.strip().splitlines()) == 1 and "no [initial]" in err
+
+
+# -- Lemma B.4.2 under belief timeouts (proofs/experimental/cc_qdel-ccac-timeouts.toml) ----------
+
+B42 = Path(__file__).resolve().parent.parent / "proofs" / "experimental" / "cc_qdel-ccac-timeouts.toml"
+
+
+def _b42(lemma_name: str, *overrides: tuple[str, str]) -> dict[str, Any]:
+    from ccmatic.proof.prove import LemmaTask, run_lemma_task
+    return run_lemma_task(LemmaTask(str(B42), (str(B42.parent.parent.parent),), lemma_name, tuple(overrides), None, None, 0, None))
+
+
+@pytest.mark.slow
+def test_b42_far_recovers_but_the_near_band_refutes_the_thesis_lemma() -> None:
+    """The pair behind the B.4.2 finding (docs/proofs.md).  c_lo > 2 C: the beliefs move
+    1.1x towards C (proved).  C < c_lo <= 2 C: refuted even with the objectives weakened
+    to 50% utilization and a 100 C (R + D) queue; the counterexample violates the
+    thesis' own conclusion (83%, 4.4 C (R + D), 1.1x), so it refutes Lemma B.4.2 as
+    stated: c_lo stays above C, neither belief moves 1.1x, and the initial queue (which
+    beta >= 3 C (R + D) does not bound) exceeds the inflight objective."""
+    far = _b42("B.4.2-far")
+    assert far["result"] == "proved" and not far["vacuous"]
+    near = _b42("B.4.2-near", ("util", "1/2"), ("inflight", "100"))
+    assert near["result"] == "failed" and near["trace"]
+    tr = near["trace"]
+    p = {k: Fraction(v) for k, v in tr["params"].items() if v is not None}
+    C, R, D = p["C"], p["R"], p["D"]
+    lo = [Fraction(x) for x in tr["flows"][0]["c_lo"]]
+    hi = [Fraction(x) for x in tr["flows"][0]["c_hi"]]
+    q = [Fraction(x) for x in tr["aggregate"]["queue"]]
+    assert C < lo[0] <= 2 * C and hi[0] >= C                 # the premise: Near
+    assert lo[-1] > C                                         # still inconsistent
+    moved = lo[-1] * Fraction(11, 10) < lo[0] or hi[-1] * Fraction(11, 10) < hi[0]
+    assert not moved                                          # no 1.1x move towards C
+    assert max(q) > Fraction(44, 10) * C * (R + D)            # the thesis' inflight objective fails
