@@ -343,7 +343,7 @@ class Synthesizer:
                 self.stats.ill_typed += 1
                 return False
             enc.extend(fresh.base)
-            prob = Problem(fresh.trace, self.prog, enc, fresh.prop)
+            prob = Problem(fresh.trace, self.prog, enc, fresh.prop, {k: Fraction(v) for k, v in cand.items()})
             return isinstance(solve(prob, RunOptions(self.opts.check_timeout_s, self.opts.seed + 1)), VProved)
         finally:
             self.stats.reverify_s += time.perf_counter() - t0

@@ -487,6 +487,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_tradeoff_parser(sub, [common])
 
+    from ccmatic.sim.commands import add_parsers as add_sim_parsers
+
+    add_sim_parsers(sub, common)
+
     c = sub.add_parser("check", parents=[common], help="load and validate a CCA file or query without solving")
     c.add_argument("file")
     c.set_defaults(handler=cmd_check)

@@ -87,6 +87,7 @@ class Problem:
     cca: CcaProgram
     base: Encoding
     prop: z3.BoolRef
+    holes: dict[str, Fraction] | None = None  # a concrete candidate of a template
 
 
 def build(query: Query, cca: CcaProgram | None = None, holes: dict[str, Fraction | Val] | None = None,
@@ -123,7 +124,8 @@ def build(query: Query, cca: CcaProgram | None = None, holes: dict[str, Fraction
     full = Encoding()
     full.extend(tr.enc)
     full.extend(base)
-    return Problem(tr, cca, full, prop)
+    concrete = {k: v for k, v in (holes or {}).items() if isinstance(v, Fraction)}
+    return Problem(tr, cca, full, prop, concrete if holes and len(concrete) == len(holes) else None)
 
 
 def verify(query: Query, opts: RunOptions, cca: CcaProgram | None = None,
@@ -153,7 +155,13 @@ def solve(prob: Problem, opts: RunOptions) -> Outcome:
             ev = recheck(r.model, prob.base.constraints + neg.constraints)
         except RecheckError as e:
             return Unknown(f"counterexample failed the exact re-check: {e}")
-        return Counterexample(extract(prob.trace, ev))
+        cex = extract(prob.trace, ev)
+        from ccmatic.sim.exact import replay_problem
+
+        bad = replay_problem(prob.cca, prob.trace.model, cex, prob.holes)
+        if bad is not None:
+            return Unknown(bad)
+        return Counterexample(cex)
     # unsat: make sure the premises admit at least one trace (no vacuous proof)
     v = sess.check()
     if isinstance(v, Sat):

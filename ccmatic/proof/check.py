@@ -36,6 +36,7 @@ from ccmatic.proof.scope import ProofScope, compile_formula
 from ccmatic.proof.spec import Proof
 from ccmatic.properties import cbr_consistent, series_fn
 from ccmatic.recheck import RecheckError, recheck
+from ccmatic.sim.exact import replay_problem
 from ccmatic.smt import Encoding, Proved, Sat, Session, make_solver
 from ccmatic.trace import Trace
 from ccmatic.verify import ConcreteTrace, extract
@@ -178,7 +179,11 @@ class ModelSession:
                 ev = recheck(r.model, self.ctx.constraints() + extra.constraints)
             except RecheckError as e:
                 return Outcome("unknown", time.perf_counter() - t0, f"counterexample failed the exact re-check: {e}")
-            return Outcome("refuted", time.perf_counter() - t0, trace=extract(self.ctx.tr, ev))
+            cex = extract(self.ctx.tr, ev)
+            bad = replay_problem(self.ctx.cca, self.ctx.tr.model, cex)
+            if bad is not None:
+                return Outcome("unknown", time.perf_counter() - t0, bad)
+            return Outcome("refuted", time.perf_counter() - t0, trace=cex)
         if not isinstance(r, Proved):
             return Outcome("unknown", time.perf_counter() - t0, f"solver returned unknown ({r.reason})")
         admits = self.admits_a_trace()

@@ -1,0 +1,329 @@
+"""Fine mode: a small-time-step simulation for empirical runs (thesis §4.2.4, B.6).
+
+The network runs in ticks of ``dt`` = (shortest RTprop) / ``ticks_per_rtt``: senders
+inject bytes, a drop-tail FIFO at the bottleneck serves C·dt bytes per tick, and each
+delivered byte's ACK returns to its sender after its flow's RTprop plus the link's
+jitter (:mod:`ccmatic.sim.links`).  Bytes reach the bottleneck at once (as in CCAC,
+the whole propagation delay is on the ACK path).
+
+A CCA file keeps its step semantics: a flow's CCA runs once per *step* of one RTprop
+(the models' time unit, R = 1 step), on that flow's own observations sampled at the
+step boundaries — A, the losses detected one RTprop after they happened (Ld), the
+bytes serviced (S), the queueing-delay bounds of the latest RTT sample in the
+models' buckets, and the belief bounds (the models' rules,
+:mod:`ccmatic.sim.beliefs`).  The models let the CCA at step t see S(t − R), the
+bytes serviced by the end of step t − R, although their ACKs can arrive up to one
+RTprop later; here they arrive when they do, so every ACK-based observation (S,
+c_lo, c_hi, qdel_lo/hi, c_lo_lambda) reaches the CCA one step later than in the
+models, and A, S and L stay consistent with one another.  Its rate (bytes per step) is
+paced over the step; its cwnd limits A ≤ ACKed + detected lost + cwnd at every tick
+(CCAC's sending rule).  Nothing in the CCA is re-implemented: the file is run by
+:mod:`ccmatic.lang.interp`.  Seeds make every run reproducible.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from ccmatic.errors import Loc, SpecError
+from ccmatic.lang.cca import OBSERVATIONS, CcaProgram
+from ccmatic.lang.interp import Value, initial_state, max_lag, run_step
+from ccmatic.sim.beliefs import FlowBeliefs
+from ccmatic.sim.links import AckDelay, Link
+
+CCA_T = 10  # the horizon a CCA file sees as T (Copa's delay buckets, 'qdel unknown')
+# observations that come with ACKs reach the CCA one step later than in the models
+ACK_LATE = frozenset(n for n, (_u, kind) in OBSERVATIONS.items() if kind == "ack")
+
+
+@dataclass(frozen=True)
+class Flow:
+    """One sender: its CCA, RTprop R (s) and start time (s)."""
+
+    cca: CcaProgram
+    R: float
+    start: float = 0.0
+    holes: tuple[tuple[str, Fraction], ...] = ()
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    link: Link
+    flows: tuple[Flow, ...]
+    duration: float
+    mss: float = 1500.0
+    seed: int = 0
+    ticks_per_rtt: int = 20
+    belief_period: int = 10  # steps between belief timeouts (thesis §4.1.1.2: 10 R)
+    init_cwnd_pkts: float = 10.0
+    init_rate_pkts: float = 10.0  # per RTprop, before the CCA's first step
+
+
+@dataclass
+class FlowRecord:
+    """Per-step values of one flow (index k: the step starting at time[k])."""
+
+    time: list[float] = field(default_factory=list)
+    rate: list[float] = field(default_factory=list)   # bytes/s (nan: not set)
+    cwnd: list[float] = field(default_factory=list)   # bytes (nan: not set)
+    A: list[float] = field(default_factory=list)
+    S: list[float] = field(default_factory=list)      # ACKed by time[k]
+    L: list[float] = field(default_factory=list)
+    Ld: list[float] = field(default_factory=list)
+    c_lo: list[float] = field(default_factory=list)   # bytes/s (nan: none yet)
+    c_hi: list[float] = field(default_factory=list)   # bytes/s
+    c_lo_lambda: list[float] = field(default_factory=list)  # bytes/s
+    qdel_lo: list[float] = field(default_factory=list)  # s
+    rtt: list[float] = field(default_factory=list)    # latest RTT sample (s; nan: none yet)
+    state: dict[str, list[float]] = field(default_factory=dict)
+
+
+@dataclass
+class SimResult:
+    config: SimConfig
+    dt: float
+    queue: np.ndarray            # bytes, per tick (after service)
+    delivered: np.ndarray        # bytes per tick per flow (shape ticks x N)
+    sent: np.ndarray             # bytes per tick per flow
+    lost: np.ndarray             # bytes per tick per flow
+    rtt_samples: list[list[tuple[float, float]]]  # per flow: (time, RTT)
+    flows: list[FlowRecord]
+
+
+class _Sender:
+    """One flow's sender state and its CCA, run at step boundaries."""
+
+    def __init__(self, idx: int, flow: Flow, cfg: SimConfig, dt: float, rng: np.random.Generator) -> None:
+        self.idx = idx
+        self.flow = flow
+        self.prog = flow.cca
+        self.unit = flow.R  # one CCA step = one RTprop
+        self.steps_per = max(1, round(flow.R / dt))
+        self.start_tick = round(flow.start / dt)
+        self.D_steps = round(cfg.link.D / flow.R)
+        self.mss = cfg.mss
+        self.rng = rng
+        self.holes = {k: v for k, v in flow.holes} or None
+        self.A = 0.0
+        self.S_ack = 0.0
+        self.L = 0.0
+        self.L_hist: list[float] = []
+        self.last_delay: float | None = None  # queueing + jitter of the latest ACKed byte (s)
+        self.last_rtt = math.nan
+        self.rate: float | None = cfg.init_rate_pkts * cfg.mss / flow.R if self.prog.sets_rate else None
+        self.cwnd: float | None = cfg.init_cwnd_pkts * cfg.mss if self.prog.sets_cwnd else None
+        self.pace_credit = 0.0
+        # step-grid series the CCA reads (index = step); values in CCA units
+        self.series: dict[str, list[Value]] = {n: [] for n in ("A", "S", "Ld", "timeout", "c_lo", "c_hi", "qdel_lo",
+                                                              "qdel_hi", "c_lo_lambda", "q_hi", "rate", "cwnd")}
+        self.L_grid: list[float] = []
+        for s in self.prog.states:
+            self.series[s.name] = []
+        inits = initial_state(self.prog, R=1, mss=cfg.mss, choose=self._choose, exact=False)
+        self.state_init = {s.name: inits.get(s.name, False if s.unit is None else 0.0) for s in self.prog.states}
+        self.beliefs = FlowBeliefs(self.D_steps, cfg.belief_period, c_lo0=cfg.mss, c_hi0=1e9 * cfg.mss)
+        self.record = FlowRecord(state={s.name: [] for s in self.prog.states})
+        self.warmup = max_lag(self.prog, R=1, D=self.D_steps, T=CCA_T) + 1
+
+    def _choose(self, opts: list[Value]) -> Value:
+        if not opts:
+            raise SpecError(Loc(self.prog.path), "choose() with no options leaves the value to the solver",
+                            "a simulated CCA must compute its outputs (give choose() its options)")
+        return opts[int(self.rng.integers(len(opts)))]
+
+    def active(self, tick: int) -> bool:
+        return tick >= self.start_tick
+
+    def detected(self, tick: int) -> float:
+        """Losses are detected one RTprop after they happen."""
+        back = tick - self.start_tick - self.steps_per
+        return self.L_hist[back] if back >= 0 else 0.0
+
+    def on_boundary(self, tick: int, now: float) -> None:
+        k = (tick - self.start_tick) // self.steps_per
+        u = self.unit
+        ser = self.series
+        Ld = self.detected(tick)
+        ser["Ld"].append(Ld)
+        ser["timeout"].append(False)
+        if k >= 1:
+            # the models' A(k-1) and L(k-1): sent and lost by the end of step k - 1
+            ser["A"].append(self.A)
+            self.L_grid.append(self.L)
+        if k >= 2:
+            # S(k-2): serviced by the end of step k - 2, whose ACKs have arrived by now
+            # (one RTprop later); the beliefs and the delay sample of that step
+            ser["S"].append(self.S_ack)
+            qlo, qhi = self._qdel_bounds()
+            ser["qdel_lo"].append(qlo)
+            ser["qdel_hi"].append(qhi)
+            c_lo, c_hi, cll = self.beliefs.update(k - 2, ser["S"], ser["A"], self.L_grid, Ld)
+            ser["c_lo"].append(c_lo)
+            ser["c_hi"].append(c_hi)
+            ser["c_lo_lambda"].append(cll)
+        if k >= 1:
+            ser["q_hi"].append(self.beliefs.q_hi(k - 1, ser["A"], ser["c_lo_lambda"]))
+        # the CCA's step k
+        if k < max(self.warmup, 1):
+            out: dict[str, Value] = {"rate": self._unit_rate(), "cwnd": self.cwnd if self.cwnd is not None else 0.0}
+            out.update(self.state_init if k == 0 else {s.name: ser[s.name][k - 1] for s in self.prog.states})
+        else:
+            def fetch(name: str, lag: int) -> Value:
+                return ser[name][k - lag - (1 if name in ACK_LATE else 0)]
+            out = run_step(self.prog, R=1, D=self.D_steps, T=CCA_T, mss=self.mss, fetch=fetch,
+                           choose=self._choose, holes=self.holes, exact=False)
+        if self.prog.sets_rate:
+            r = float(out["rate"])
+            self.rate = max(0.0, r) / u
+            ser["rate"].append(r)
+        else:
+            ser["rate"].append(0.0)
+        if self.prog.sets_cwnd:
+            self.cwnd = max(0.0, float(out["cwnd"]))
+            ser["cwnd"].append(self.cwnd)
+        else:
+            ser["cwnd"].append(0.0)
+        for s in self.prog.states:
+            ser[s.name].append(out[s.name])
+        rec = self.record
+        rec.time.append(now)
+        rec.rate.append(self.rate if self.rate is not None else math.nan)
+        rec.cwnd.append(self.cwnd if self.cwnd is not None else math.nan)
+        rec.A.append(self.A)
+        rec.S.append(self.S_ack)
+        rec.L.append(self.L)
+        rec.Ld.append(Ld)
+        for name, dst in (("c_lo", rec.c_lo), ("c_hi", rec.c_hi), ("c_lo_lambda", rec.c_lo_lambda)):
+            dst.append(float(ser[name][-1]) / u if ser[name] else math.nan)
+        rec.qdel_lo.append(float(ser["qdel_lo"][-1]) * u if ser["qdel_lo"] else math.nan)
+        rec.rtt.append(self.last_rtt)
+        for s in self.prog.states:
+            v = out[s.name]
+            rec.state[s.name].append(float(v))
+
+    def _qdel_bounds(self) -> tuple[float, float]:
+        """Eq. 4.1.1 on the latest RTT sample, in the models' buckets (REFERENCE-SPEC):
+        a delay through the network of dt whole steps gives [max(0, dt − D), dt + 1);
+        beyond the CCA's horizon T, [T − D, 1000 T) as in the models."""
+        if self.last_delay is None:
+            return 0.0, 1.0
+        dt = math.floor(self.last_delay / self.unit + 1e-9)
+        if dt >= CCA_T:
+            return float(CCA_T - self.D_steps), 1000.0 * CCA_T
+        return float(max(0, dt - self.D_steps)), float(dt + 1)
+
+    def _unit_rate(self) -> float:
+        return (self.rate or 0.0) * self.unit
+
+    def allowance(self, tick: int, dt: float) -> float:
+        """Bytes the sender may inject in this tick."""
+        allow = math.inf
+        if self.rate is not None:
+            self.pace_credit = min(self.pace_credit + self.rate * dt, self.rate * dt + self.mss)
+            allow = self.pace_credit
+        if self.cwnd is not None:
+            allow = min(allow, max(0.0, self.S_ack + self.detected(tick) + self.cwnd - self.A))
+        if math.isinf(allow):
+            return 0.0
+        return math.floor(allow / self.mss + 1e-9) * self.mss  # whole packets
+
+
+def _droptail(offered: list[float], room: float, mss: float) -> list[float]:
+    """Whole packets enter while they fit; when the tick's packets do not all fit,
+    the flows take turns (one packet each, round robin)."""
+    if sum(offered) <= room + 1e-9:
+        return list(offered)
+    left = [round(o / mss) for o in offered]
+    got = [0] * len(offered)
+    while room >= mss - 1e-9 and any(left):
+        for f in range(len(left)):
+            if left[f] and room >= mss - 1e-9:
+                left[f] -= 1
+                got[f] += 1
+                room -= mss
+    return [g * mss for g in got]
+
+
+def simulate(cfg: SimConfig) -> SimResult:
+    """Run the fine-mode simulation (see module doc)."""
+    if not cfg.flows:
+        raise ValueError("at least one flow")
+    rmin = min(f.R for f in cfg.flows)
+    dt = rmin / cfg.ticks_per_rtt
+    ticks = int(math.ceil(cfg.duration / dt))
+    N = len(cfg.flows)
+    rng = np.random.default_rng(cfg.seed)
+    senders = [_Sender(i, fl, cfg, dt, rng) for i, fl in enumerate(cfg.flows)]
+    link = cfg.link
+    acks = AckDelay(link, N, rng)
+    cap = link.C * dt
+    buf = math.inf if link.buffer is None else link.buffer
+    fifo: deque[list[float]] = deque()  # [flow, bytes, send time]
+    qbytes = 0.0
+    pending: list[deque[tuple[float, float, float]]] = [deque() for _ in range(N)]  # (ack time, cum delivered, sent at)
+    delivered_cum = [0.0] * N
+    queue = np.zeros(ticks)
+    delivered = np.zeros((ticks, N))
+    sent = np.zeros((ticks, N))
+    lost = np.zeros((ticks, N))
+    rtts: list[list[tuple[float, float]]] = [[] for _ in range(N)]
+    for i in range(ticks):
+        now = i * dt
+        for f, snd in enumerate(senders):
+            pend = pending[f]
+            while pend and pend[0][0] <= now + 1e-12:
+                at, cum, sent_at = pend.popleft()
+                snd.S_ack = cum
+                snd.last_rtt = at - sent_at
+                snd.last_delay = max(0.0, at - sent_at - snd.flow.R)
+                rtts[f].append((at, at - sent_at))
+        offered = [0.0] * N
+        for f, snd in enumerate(senders):
+            if not snd.active(i):
+                snd.L_hist.append(snd.L)
+                continue
+            if (i - snd.start_tick) % snd.steps_per == 0:
+                snd.on_boundary(i, now)
+            offered[f] = snd.allowance(i, dt)
+        admitted = _droptail(offered, max(0.0, buf - qbytes), cfg.mss)
+        for f, snd in enumerate(senders):
+            if not snd.active(i):
+                continue
+            o = offered[f]
+            if o <= 0:
+                snd.L_hist.append(snd.L)
+                continue
+            if snd.rate is not None:
+                snd.pace_credit -= o
+            ok = admitted[f]
+            snd.A += o
+            snd.L += o - ok
+            snd.L_hist.append(snd.L)
+            sent[i, f] = o
+            lost[i, f] = o - ok
+            if ok > 0:
+                fifo.append([float(f), ok, now])
+                qbytes += ok
+        # service
+        budget = cap
+        while budget > 1e-12 and fifo:
+            head = fifo[0]
+            take = min(budget, head[1])
+            f = int(head[0])
+            head[1] -= take
+            budget -= take
+            qbytes -= take
+            delivered_cum[f] += take
+            delivered[i, f] += take
+            t_ack = acks.ack_time(f, now + dt, senders[f].flow.R)
+            pending[f].append((t_ack, delivered_cum[f], head[2]))
+            if head[1] <= 1e-9:
+                qbytes -= head[1]
+                fifo.popleft()
+        queue[i] = max(qbytes, 0.0)
+    return SimResult(cfg, dt, queue, delivered, sent, lost, rtts, [s.record for s in senders])

@@ -1,0 +1,140 @@
+"""Metrics of a fine-mode run (thesis §4.2.4, Figs. B.3–B.4).
+
+Measured over [warmup, duration) unless noted:
+
+* utilization: bytes delivered / (C · time);
+* queue: mean and max bottleneck queue, in bytes, BDPs (C · shortest RTprop) and
+  seconds of delay (queue / C);
+* loss: packets lost per RTprop — the mean, and the max over any window of one
+  RTprop (the thesis' "at most k packets lost in any R"); loss rate lost/sent;
+* RTT: mean and max RTT sample per flow, and their ratio to the RTprop;
+* convergence time: the end of the first window of 10 RTprops that delivers at
+  least 90% of the aggregate throughput of the measurement window (None if none
+  does);
+* Jain's index of the per-flow throughputs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from ccmatic.sim.fine import SimResult
+
+
+@dataclass(frozen=True)
+class FlowMetrics:
+    throughput: float      # bytes/s
+    share: float           # of C
+    rtt_mean: float        # s
+    rtt_max: float
+    rtt_ratio: float       # mean RTT / RTprop
+    loss_rate: float       # bytes lost / bytes sent
+    loss_events: int       # loss episodes: losses at least one RTprop after the previous
+    loss_event_rate: float  # loss episodes per packet sent (Mathis et al.'s p)
+
+
+@dataclass(frozen=True)
+class Metrics:
+    utilization: float
+    queue_mean_bytes: float
+    queue_max_bytes: float
+    queue_mean_bdp: float
+    queue_max_bdp: float
+    queue_mean_delay: float
+    loss_per_R_mean: float   # packets per RTprop
+    loss_per_R_max: float
+    loss_rate: float
+    convergence_time: float | None
+    jain: float
+    flows: tuple[FlowMetrics, ...]
+
+    def json(self) -> dict[str, Any]:
+        return _clean(asdict(self))  # type: ignore[no-any-return]
+
+
+def _clean(v: Any) -> Any:
+    """JSON has no NaN or infinity: those become null."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: _clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    return v
+
+
+def jain(xs: list[float]) -> float:
+    s, q = sum(xs), sum(x * x for x in xs)
+    return 1.0 if q == 0 else s * s / (len(xs) * q)
+
+
+def _window_sums(x: np.ndarray, w: int) -> np.ndarray:
+    if len(x) < w or w <= 0:
+        return np.array([float(x.sum())])
+    c = np.concatenate([[0.0], np.cumsum(x)])
+    return c[w:] - c[:-w]
+
+
+def _episodes(lost: np.ndarray, gap: int) -> int:
+    """Loss episodes: ticks with loss and no loss in the ``gap`` ticks before
+    (one window of data: Reno reacts once)."""
+    idx = np.nonzero(lost > 0)[0]
+    if len(idx) == 0:
+        return 0
+    return int(1 + np.count_nonzero(np.diff(idx) > gap))
+
+
+def metrics(res: SimResult, warmup: float = 0.0) -> Metrics:
+    cfg = res.config
+    dt = res.dt
+    C = cfg.link.C
+    rmin = min(f.R for f in cfg.flows)
+    bdp = C * rmin
+    i0 = min(int(warmup / dt), len(res.queue) - 1)
+    span = (len(res.queue) - i0) * dt
+    deliv = res.delivered[i0:]
+    util = float(deliv.sum()) / (C * span) if span > 0 else 0.0
+    q = res.queue[i0:]
+    lost_all = res.lost[i0:].sum(axis=1)
+    sent_total = float(res.sent[i0:].sum())
+    per_R = max(1, round(rmin / dt))
+    lw = _window_sums(lost_all, per_R) / cfg.mss
+    n_R = span / rmin
+    # convergence: the first 10-RTprop window of the aggregate delivery that reaches
+    # 90% of the measurement window's throughput
+    agg = res.delivered.sum(axis=1)
+    w = max(1, round(10 * rmin / dt))
+    target = 0.9 * float(deliv.sum()) / span * (w * dt) if span > 0 else 0.0
+    ws = _window_sums(agg, w)
+    conv: float | None = None
+    if len(ws) and target > 0:
+        hit = np.nonzero(ws >= target)[0]
+        if len(hit):
+            conv = float((hit[0] + w) * dt)
+    flows: list[FlowMetrics] = []
+    for f, fl in enumerate(cfg.flows):
+        thr = float(deliv[:, f].sum()) / span if span > 0 else 0.0
+        samples = [r for (t, r) in res.rtt_samples[f] if t >= warmup]
+        rm = float(np.mean(samples)) if samples else math.nan
+        rx = float(np.max(samples)) if samples else math.nan
+        s_f = float(res.sent[i0:, f].sum())
+        ev = _episodes(res.lost[i0:, f], max(1, round(fl.R / dt)))
+        flows.append(FlowMetrics(thr, thr / C, rm, rx, rm / fl.R if samples else math.nan,
+                                 float(res.lost[i0:, f].sum()) / s_f if s_f > 0 else 0.0,
+                                 ev, ev / (s_f / cfg.mss) if s_f > 0 else 0.0))
+    return Metrics(
+        utilization=util,
+        queue_mean_bytes=float(q.mean()), queue_max_bytes=float(q.max()),
+        queue_mean_bdp=float(q.mean()) / bdp, queue_max_bdp=float(q.max()) / bdp,
+        queue_mean_delay=float(q.mean()) / C,
+        loss_per_R_mean=float(lost_all.sum()) / cfg.mss / n_R if n_R > 0 else 0.0,
+        loss_per_R_max=float(lw.max()) if len(lw) else 0.0,
+        loss_rate=float(lost_all.sum()) / sent_total if sent_total > 0 else 0.0,
+        convergence_time=conv,
+        jain=jain([fm.throughput for fm in flows]),
+        flows=tuple(flows),
+    )
