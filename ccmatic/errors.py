@@ -35,6 +35,10 @@ class SpecError(Exception):
         self.hint = hint
         super().__init__(self.render())
 
+    def __reduce__(self) -> tuple[type[SpecError], tuple[Loc | None, str, str | None]]:
+        # picklable, so that an input error raised in a worker process reaches the CLI
+        return (SpecError, (self.loc, self.message, self.hint))
+
     def render(self) -> str:
         where = f"{self.loc}: " if self.loc is not None else ""
         hint = f" (hint: {self.hint})" if self.hint else ""

@@ -92,7 +92,7 @@ def verify_text(rep: VerifyReport) -> str:
     if isinstance(o, Proved):
         body = f"PROVED for all traces of T={o.T} steps"
     elif isinstance(o, Counterexample):
-        body = "COUNTEREXAMPLE (re-checked with exact rationals)\n" + trace_table(o.trace)
+        body = "COUNTEREXAMPLE (re-checked with exact rationals and replayed)\n" + trace_table(o.trace)
     else:
         assert isinstance(o, Unknown)
         body = f"UNKNOWN: {o.reason} (not proved)"

@@ -83,7 +83,7 @@ def proof_text(rep: ProofReport) -> str:
     lines.append(f"{_mark(rep.result).upper()} in {rep.time_s:.1f}s ({rep.jobs} job{'s' if rep.jobs > 1 else ''})")
     for lem in rep.lemmas:
         if lem.trace is not None:
-            lines.append(f"counterexample to lemma {lem.name} (re-checked with exact rationals):")
+            lines.append(f"counterexample to lemma {lem.name} (re-checked with exact rationals and replayed):")
             lines.append(trace_table(lem.trace))
     for s in [rep.coverage, *rep.stitching]:
         if s.trace is not None:
@@ -143,7 +143,7 @@ def search_text(rep: SearchReport) -> str:
         lines.append(f"  note: {n}")
     lines.append(f"  time: {rep.time_s:.1f}s")
     if rep.refuted_trace is not None:
-        lines.append(f"counterexample at {rep.constant} = {rep.refuted} (re-checked with exact rationals):")
+        lines.append(f"counterexample at {rep.constant} = {rep.refuted} (re-checked with exact rationals and replayed):")
         lines.append(trace_table(rep.refuted_trace))
     return "\n".join(lines)
 

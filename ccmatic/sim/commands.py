@@ -24,8 +24,8 @@ MODEL_ALIASES: dict[str, LinkKind] = {"ideal": "ideal", "cbr_delay": "cbr_delay"
 def _positive(flag: str, text: str, allow_zero: bool = False) -> float:
     try:
         v = float(Fraction(text))
-    except (ValueError, ZeroDivisionError):
-        raise SpecError(Loc(flag), f"expected a number, got {text!r}") from None
+    except (ValueError, ZeroDivisionError, OverflowError):
+        raise SpecError(Loc(flag), f"expected a finite number, got {text!r}") from None
     if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
         raise SpecError(Loc(flag), f"must be {'non-negative' if allow_zero else 'positive'}, got {text}")
     return v
@@ -33,6 +33,25 @@ def _positive(flag: str, text: str, allow_zero: bool = False) -> float:
 
 def _list(flag: str, text: str, allow_zero: bool = False) -> list[float]:
     return [_positive(flag, x.strip(), allow_zero) for x in text.split(",") if x.strip()]
+
+
+def check_seed(seed: int) -> int:
+    if seed < 0:
+        raise SpecError(Loc("--seed"), f"the seed must be a non-negative integer, got {seed}")
+    return seed
+
+
+def check_flows(n: int) -> int:
+    if n < 1:
+        raise SpecError(Loc("--flows"), f"need at least one flow, got {n}")
+    return n
+
+
+def out_dir(text: str) -> Path:
+    p = Path(text)
+    if p.exists() and not p.is_dir():
+        raise SpecError(Loc(text), "--out names a file, not a folder", "give a folder (it is created if missing)")
+    return p
 
 
 def link_kind(text: str) -> LinkKind:
@@ -69,9 +88,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     names = [args.cca] + list(args.with_cca or [])
     progs = [load_sim_cca(lib, n) for n in names]
     Rs = [r / 1000 for r in _list("--R", args.R)]
-    nflows = args.flows
-    if nflows < 1:
-        raise SpecError(Loc("--flows"), f"need at least one flow, got {nflows}")
+    nflows = check_flows(args.flows)
+    check_seed(args.seed)
     if len(Rs) not in (1, nflows):
         raise SpecError(Loc("--R"), f"give one RTprop or one per flow ({nflows}), got {len(Rs)}")
     C = _positive("--C", args.C) * 1e6 / 8
@@ -100,10 +118,9 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
               f"   loss {m.loss_per_R_mean:.2f} pkts/R (max {m.loss_per_R_max:.1f} in one R), rate {m.loss_rate:.2%}\n")
     conv = "never" if m.convergence_time is None else f"{m.convergence_time:.2f} s"
     out.write(f"  convergence {conv}   Jain's index {m.jain:.3f}   (measured after {warm:g} s)\n")
-    for i, fm in enumerate(m.flows):
-        out.write(f"  flow {i} ({flows[i].cca.name}, R={flows[i].R * 1000:g} ms): throughput {fm.throughput * 8 / 1e6:.2f} "
+    out.writelines(f"  flow {i} ({flows[i].cca.name}, R={flows[i].R * 1000:g} ms): throughput {fm.throughput * 8 / 1e6:.2f} "
                   f"Mbit/s ({fm.share:.1%}), RTT mean {fm.rtt_mean * 1000:.1f} ms ({fm.rtt_ratio:.2f} RTprop), "
-                  f"max {fm.rtt_max * 1000:.1f} ms\n")
+                  f"max {fm.rtt_max * 1000:.1f} ms\n" for i, fm in enumerate(m.flows))
     if args.plot:
         out.write(f"  plot: {args.plot}\n")
     return 0

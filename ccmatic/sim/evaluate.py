@@ -22,7 +22,6 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
 from typing import Any, TextIO
 
 from ccmatic.errors import Loc, SpecError
@@ -191,15 +190,23 @@ def _grid(flag: str, text: str | None, default: tuple[Any, ...], frac: bool = Fa
         return list(default)
     try:
         vals = [Fraction(x.strip()) for x in text.split(",") if x.strip()]
-    except (ValueError, ZeroDivisionError):
-        raise SpecError(Loc(flag), f"expected a comma-separated list of numbers, got {text!r}") from None
+        floats = [float(v) for v in vals]
+    except (ValueError, ZeroDivisionError, OverflowError):
+        raise SpecError(Loc(flag), f"expected a comma-separated list of finite numbers, got {text!r}") from None
     if not vals or any(v <= 0 for v in vals):
         raise SpecError(Loc(flag), f"values must be positive, got {text!r}")
-    return vals if frac else [float(v) for v in vals]
+    return vals if frac else floats
 
 
 def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ccmatic.sim.commands import _positive, link_kind, load_sim_cca
+    from ccmatic.sim.commands import (
+        _positive,
+        check_flows,
+        check_seed,
+        link_kind,
+        load_sim_cca,
+        out_dir,
+    )
 
     lib = Library.default(args.lib)
     progs = [load_sim_cca(lib, n) for n in args.ccas]
@@ -210,8 +217,10 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     duration = _positive("--duration", args.duration)
     if args.jobs is not None and args.jobs < 1:
         raise SpecError(Loc("--jobs"), f"need at least one job, got {args.jobs}")
+    check_flows(args.flows)
+    check_seed(args.seed)
     jobs = args.jobs or (os.cpu_count() or 1)
-    outdir = Path(args.out)
+    outdir = out_dir(args.out)
     outdir.mkdir(parents=True, exist_ok=True)
     tasks = [Task(p.path, p.name, args.model, c, r, b, duration, args.flows, args.seed)
              for p in progs for c in Cs for r in Rs for b in Bs]
@@ -251,11 +260,9 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             held = len(checks) - len(violated) - len(unreached)
             out.write(f"  proved bounds (in the proofs' steady states): {held}/{len(checks)} checks hold, "
                       f"{len(violated)} violated, {len(unreached)} runs did not reach the steady state\n")
-            for c in violated:
-                out.write(f"    VIOLATED {c['cca']} {c['bound']} at C={c['C_mbps']} R={c['R_ms']} "
-                          f"buffer={c['buffer_bdp']} ({c['source']})\n")
-        for p in plots:
-            out.write(f"  plot: {p}\n")
+            out.writelines(f"    VIOLATED {c['cca']} {c['bound']} at C={c['C_mbps']} R={c['R_ms']} "
+                          f"buffer={c['buffer_bdp']} ({c['source']})\n" for c in violated)
+        out.writelines(f"  plot: {p}\n" for p in plots)
     return 1 if violated else 0
 
 

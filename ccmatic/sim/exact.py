@@ -20,7 +20,7 @@ with no options (any value) keeps the recorded outputs.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -129,7 +129,7 @@ def _replay_flow(prog: CcaProgram, model: ModelConfig, tr: ConcreteTrace, f: int
     mine["A"] = []
     net: dict[str, list[Value]] = {}
 
-    def fetch_at(t: int) -> object:
+    def fetch_at(t: int) -> Callable[[str, int], Value]:
         def fetch(name: str, lag: int) -> Value:
             step = t - lag
             if name in mine and name != "A":
@@ -156,44 +156,32 @@ def _replay_flow(prog: CcaProgram, model: ModelConfig, tr: ConcreteTrace, f: int
         # the sending rule (CCAC §3); before R the arrivals are initial state
         if t < R:
             mine["A"].append(A_rec[t])
-        else:
-            prev = mine["A"][t - 1]
-            assert isinstance(prev, Fraction)
-            cands: list[Fraction] = []
-            if prog.sets_cwnd:
-                cw = mine["cwnd"][t]
-                assert isinstance(cw, Fraction)
-                aw = S_rec[t - R] + Ld_rec[t] + cw  # type: ignore[operator]
-                cands.append(max(aw, prev))
-            if prog.sets_rate:
-                r = mine["rate"][t]
-                assert isinstance(r, Fraction)
-                cands.append(prev + max(r, Fraction(0)))
-            mine["A"].append(min(cands) if cands else A_rec[t])
+            continue
+        prev = _frac(mine["A"][t - 1])
+        cands: list[Fraction] = []
+        if prog.sets_cwnd:
+            aw = _frac(S_rec[t - R]) + _frac(Ld_rec[t]) + _frac(mine["cwnd"][t])
+            cands.append(max(aw, prev))
+        if prog.sets_rate:
+            cands.append(prev + max(_frac(mine["rate"][t]), Fraction(0)))
+        mine["A"].append(min(cands) if cands else A_rec[t])
     for n in persistent + ["A"]:
         rec = recorded[n] if n != "A" else A_rec
         for t in range(T):
             res.compared += 1
             if mine[n][t] != rec[t]:
                 res.mismatches.append(Mismatch(f, n, t, rec[t], mine[n][t]))
-    # initial values the file declares must hold at the first steps too
-    for s in prog.states:
-        if s.init is not None and t0 > 0:
-            options: list[list[Value]] = []
-
-            def pick(opts: list[Value]) -> Value:
-                options.append(opts)
-                return opts[0]
-            initial_state(prog, R=R, mss=mss, choose=pick)
-            allowed = options[0] if options else [initial_state(prog, R=R, mss=mss, choose=pick)[s.name]]
-            for t in range(min(t0, T)):
-                res.compared += 1
-                if recorded[s.name][t] not in allowed:
-                    res.mismatches.append(Mismatch(f, s.name, t, recorded[s.name][t], None))
+    # initial values the file declares must hold in the warm-up steps too
+    allowed = _initial_options(prog, R, mss)
+    for name, values in allowed.items():
+        for t in range(min(t0, T)):
+            res.compared += 1
+            if recorded[name][t] not in values:
+                res.mismatches.append(Mismatch(f, name, t, recorded[name][t], None))
     return mine
 
 
-def _run_matching(prog: CcaProgram, model: ModelConfig, T: int, mss: Fraction, fetch: object,
+def _run_matching(prog: CcaProgram, model: ModelConfig, T: int, mss: Fraction, fetch: Callable[[str, int], Value],
                   holes: Mapping[str, Fraction] | None, want: dict[str, Value]) -> dict[str, Value]:
     """One step; if the CCA calls choose(), the combination of options whose outputs
     equal ``want`` (else the first combination's outputs, which then mismatch)."""
@@ -206,30 +194,59 @@ def _run_matching(prog: CcaProgram, model: ModelConfig, T: int, mss: Fraction, f
         return opts[0]
 
     try:
-        out = run_step(prog, R=model.R, D=model.D, T=T, mss=mss, fetch=fetch, choose=first,  # type: ignore[arg-type]
-                       holes=holes, exact=True)
+        out = run_step(prog, R=model.R, D=model.D, T=T, mss=mss, fetch=fetch, choose=first, holes=holes, exact=True)
     except _FreeChoice:
         return dict(want)
     if not arities or all(out[k] == v for k, v in want.items()):
         return out
-    tried = 0
-    # later calls may depend on earlier choices; enumerate index vectors, extending
-    # the vector when a run makes more calls than it has entries
-    for combo in itertools.product(*[range(max(a, 1)) for a in arities]):
-        tried += 1
-        if tried > MAX_CHOICE_COMBOS:
-            break
-        calls = iter(combo)
-
-        def pick(opts: list[Value], calls: itertools.chain[int] | object = calls) -> Value:
-            i = next(calls, 0)  # type: ignore[call-overload]
-            return opts[i] if i < len(opts) else opts[0]
-
-        o = run_step(prog, R=model.R, D=model.D, T=T, mss=mss, fetch=fetch, choose=pick,  # type: ignore[arg-type]
+    # the options taken, call by call (a combination's later calls take the first
+    # option if a different branch makes more calls than the first run)
+    for combo in itertools.islice(itertools.product(*[range(a) for a in arities]), MAX_CHOICE_COMBOS):
+        o = run_step(prog, R=model.R, D=model.D, T=T, mss=mss, fetch=fetch, choose=_Picker(combo),
                      holes=holes, exact=True)
         if all(o[k] == v for k, v in want.items()):
             return o
     return out
+
+
+class _Picker:
+    """choose() by a fixed list of option indices."""
+
+    def __init__(self, combo: tuple[int, ...]) -> None:
+        self.calls = iter(combo)
+
+    def __call__(self, opts: list[Value]) -> Value:
+        if not opts:
+            raise _FreeChoice
+        i = next(self.calls, 0)
+        return opts[i] if i < len(opts) else opts[0]
+
+
+def _initial_options(prog: CcaProgram, R: int, mss: Fraction) -> dict[str, list[Value]]:
+    """The values each declared initial value allows (every option of its choose())."""
+    out: dict[str, list[Value]] = {}
+    for s in prog.states:
+        if s.init is None:
+            continue
+        arities: list[int] = []
+
+        def count(opts: list[Value], arities: list[int] = arities) -> Value:
+            arities.append(len(opts))
+            return opts[0]
+        initial_state(prog, R=R, mss=mss, choose=count)
+        vals: list[Value] = []
+        for combo in itertools.islice(itertools.product(*[range(a) for a in arities]), MAX_CHOICE_COMBOS):
+            v = initial_state(prog, R=R, mss=mss, choose=_Picker(combo))[s.name]
+            if v not in vals:
+                vals.append(v)
+        out[s.name] = vals
+    return out
+
+
+def _frac(v: Value) -> Fraction:
+    if isinstance(v, bool) or not isinstance(v, Fraction):
+        raise ReplayError(f"expected an exact number, got {v!r}")
+    return v
 
 
 def _replay_network(model: ModelConfig, tr: ConcreteTrace, res: ReplayResult) -> None:

@@ -255,7 +255,7 @@ def simulate(cfg: SimConfig) -> SimResult:
         raise ValueError("at least one flow")
     rmin = min(f.R for f in cfg.flows)
     dt = rmin / cfg.ticks_per_rtt
-    ticks = int(math.ceil(cfg.duration / dt))
+    ticks = math.ceil(cfg.duration / dt)
     N = len(cfg.flows)
     rng = np.random.default_rng(cfg.seed)
     senders = [_Sender(i, fl, cfg, dt, rng) for i, fl in enumerate(cfg.flows)]

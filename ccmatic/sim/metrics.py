@@ -76,7 +76,8 @@ def _window_sums(x: np.ndarray, w: int) -> np.ndarray:
     if len(x) < w or w <= 0:
         return np.array([float(x.sum())])
     c = np.concatenate([[0.0], np.cumsum(x)])
-    return c[w:] - c[:-w]
+    out: np.ndarray = c[w:] - c[:-w]
+    return out
 
 
 def _episodes(lost: np.ndarray, gap: int) -> int:

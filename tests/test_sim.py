@@ -1,0 +1,199 @@
+"""The simulator (ccmatic/sim): exact replay of counterexamples, and the fine-mode
+results of issue 5 at small scale (the full B.6 grid is a benchmark).
+
+Every counterexample that verify and prove produce is replayed before it is shown
+(ccmatic.sim.exact.replay_problem; a mismatch turns it into 'unknown'), so every
+counterexample test in this suite is also a replay test.  The tests here check that
+replay recomputes values (and catches a tampered trace), and the issue's empirical
+claims, each with a contrast that could fail.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from fractions import Fraction as F
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ccmatic.config import Initial, Objective, RunOptions
+from ccmatic.lang.cca import load_cca
+from ccmatic.lang.source import Source
+from ccmatic.library import Library
+from ccmatic.loader import load_query
+from ccmatic.sim.evaluate import Task, check_bounds, run_task
+from ccmatic.sim.exact import replay, replay_problem
+from ccmatic.sim.fine import Flow, SimConfig, simulate
+from ccmatic.sim.links import Link
+from ccmatic.sim.metrics import metrics
+from ccmatic.verify import ConcreteTrace, Counterexample, verify
+
+ROOT = Path(__file__).resolve().parent.parent
+OPTS = RunOptions(60.0, 0)
+MBPS = 1e6 / 8
+
+
+def cex(query: str, **changes: object) -> tuple[object, ConcreteTrace]:
+    q = load_query(ROOT / "queries" / "verify" / f"{query}.toml", Library.default())
+    if changes:
+        q = replace(q, **changes)  # type: ignore[arg-type]
+    out = verify(q, OPTS).outcome
+    assert isinstance(out, Counterexample), out
+    return q, out.trace
+
+
+# -- exact mode: replay ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("query", ["aimd-ccac-premature-loss", "bbr-ccac-lowutil", "const_rate-ccac"])
+def test_counterexamples_replay_exactly(query: str) -> None:
+    q, tr = cex(query)
+    res = replay(load_cca(q.cca_path), q.model, tr)  # type: ignore[attr-defined]
+    assert res.ok, [m.describe() for m in res.mismatches]
+    # the CCA's outputs and A at every step, and the aggregate curves, were recomputed
+    assert res.compared >= tr.T * 4
+    for name in ("A", "tokens", "queue", "bq"):
+        assert [F(x) for x in res.aggregate[name]] == tr.aggregate[name]
+
+
+def test_two_flow_counterexample_replays() -> None:
+    q0 = load_query(ROOT / "queries" / "verify" / "const_rate-ccac.toml", Library.default())
+    q = replace(q0, model=replace(q0.model, N=2), T=5, initial=Initial(),
+                objectives=(Objective("expr", {}, Source("<test>", "S[0, T-1] - S[0, 0] == S[1, T-1] - S[1, 0]"),
+                                      "property"),))
+    out = verify(q, OPTS).outcome
+    assert isinstance(out, Counterexample)
+    res = replay(load_cca(q.cca_path), q.model, out.trace)
+    assert res.ok and len(res.flows) == 2
+
+
+@pytest.mark.parametrize("what", ["cwnd", "A", "W"])
+def test_replay_catches_a_tampered_trace(what: str) -> None:
+    q, tr = cex("aimd-ccac-premature-loss")
+    prog = load_cca(q.cca_path)  # type: ignore[attr-defined]
+    t = tr.T - 1
+    flows = [dict(fl) for fl in tr.flows]
+    agg = dict(tr.aggregate)
+    if what == "W":
+        agg["W"] = list(agg["W"])
+        agg["W"][t] += F(1, 7)
+    else:
+        flows[0][what] = list(flows[0][what])
+        flows[0][what][t] += F(1, 7)  # type: ignore[operator]
+    bad = ConcreteTrace(tr.T, tr.N, tr.params, agg, flows)
+    res = replay(prog, q.model, bad)  # type: ignore[attr-defined]
+    assert not res.ok
+    names = {(m.name, m.t) for m in res.mismatches}
+    expect = {"cwnd": ("cwnd", t), "A": ("A", t), "W": ("tokens", t)}[what]
+    assert expect in names, names
+    msg = replay_problem(prog, q.model, bad)  # type: ignore[attr-defined]
+    assert msg is not None and "replay" in msg
+
+
+def test_replay_picks_the_recorded_choice(tmp_path: Path) -> None:
+    """A CCA that chooses between two rates: the counterexample takes the second at
+    some step (the property forbids it), replay finds it, and a rate that is no
+    option fails."""
+    cca = tmp_path / "two_rates.cca"
+    cca.write_text("rate = choose(MSS / R, 2 * MSS / R)\n")
+    q0 = load_query(ROOT / "queries" / "verify" / "const_rate-ccac.toml", Library.default())
+    prop = "all(rate[t] <= MSS / R for t in range(1, T))"
+    q = replace(q0, cca_path=str(cca), objectives=(Objective("expr", {}, Source("<test>", prop), "property"),))
+    out = verify(q, OPTS).outcome
+    assert isinstance(out, Counterexample)
+    prog = load_cca(cca)
+    assert replay(prog, q.model, out.trace).ok
+    rates = out.trace.flows[0]["rate"]
+    mss = out.trace.params["MSS"]
+    t = next(i for i in range(1, q.T) if rates[i] == 2 * mss)  # type: ignore[operator]
+    flows = [dict(fl) for fl in out.trace.flows]
+    flows[0]["rate"] = list(rates)
+    flows[0]["rate"][t] = 3 * mss  # type: ignore[operator]
+    bad = ConcreteTrace(out.trace.T, out.trace.N, out.trace.params, out.trace.aggregate, flows)
+    assert ("rate", t) in {(m.name, m.t) for m in replay(prog, q.model, bad).mismatches}
+
+
+# -- fine mode: the issue's results ----------------------------------------------------------------
+
+def run(cca: str, *, C: float = 48, R: float = 40, buffer: float | None = 1.0, model: str = "ideal",
+        duration: float = 30, flows: int = 1, seed: int = 0, D: float | None = None) -> tuple[object, object]:
+    prog = load_cca(ROOT / "templates" / f"{cca}.cca")
+    c, r = C * MBPS, R / 1000
+    d = (0.0 if model == "ideal" else r) if D is None else D / 1000
+    cfg = SimConfig(Link(model, c, d, None if buffer is None else buffer * c * r),  # type: ignore[arg-type]
+                    tuple(Flow(prog, r) for _ in range(flows)), duration, seed=seed)
+    res = simulate(cfg)
+    return res, metrics(res, duration * 0.2)
+
+
+def mathis_ratio(cca: str) -> float:
+    _res, m = run(cca, duration=200)
+    f = m.flows[0]  # type: ignore[attr-defined]
+    predicted = math.sqrt(1.5) * 1500 / (f.rtt_mean * math.sqrt(f.loss_rate))
+    return float(f.throughput / predicted)
+
+
+def test_reno_matches_the_mathis_model() -> None:
+    """One Reno flow, 1-BDP buffer: throughput = 1.22 MSS / (RTT sqrt(p)) within 10%
+    (p: packets lost / packets sent, RTT: mean sample).  aimd.cca adds 1 MSS per
+    step, i.e. per RTprop instead of per RTT, so it grows faster than Reno while
+    the queue is long and misses the model by more than 15%."""
+    assert abs(mathis_ratio("reno") - 1) <= 0.10
+    assert mathis_ratio("aimd") > 1.15
+
+
+def test_bbr_keeps_a_standing_queue_of_about_one_bdp() -> None:
+    """BBRv1 with 2 and 4 flows on a 4-BDP buffer: a standing queue of about 1 BDP,
+    RTT about 2 RTprop (Scherrer et al., Theorems 1-2); one flow keeps almost none."""
+    for n in (2, 4):
+        _res, m = run("bbr1", buffer=4, flows=n, duration=60, seed=1)
+        assert 0.6 <= m.queue_mean_bdp <= 1.4, (n, m.queue_mean_bdp)  # type: ignore[attr-defined]
+        for f in m.flows:  # type: ignore[attr-defined]
+            assert 1.6 <= f.rtt_ratio <= 2.4, (n, f.rtt_ratio)
+    _res, m = run("bbr1", buffer=4, flows=1, duration=60, seed=1)
+    assert m.queue_mean_bdp < 0.3  # type: ignore[attr-defined]
+
+
+def steady_step_loss(res: object, C: float) -> float:
+    """Largest per-step loss (packets) of cc_probe_slow after c_lo_lambda >= 2/5 C
+    (its proof's steady state)."""
+    fl = res.flows[0]  # type: ignore[attr-defined]
+    cll = np.array(fl.c_lo_lambda)
+    assert (cll >= 0.4 * C).any(), "never reached the steady state"
+    k0 = int(np.argmax(cll >= 0.4 * C))
+    return float(np.diff(np.array(fl.L))[k0:].max() / 1500)
+
+
+def test_shallow_buffer_loss_bounded_for_cc_probe_slow_but_grows_for_bbr() -> None:
+    """1/16-BDP buffer, CBR-delay link: quadrupling the BDP (24 -> 96 Mbit/s) leaves
+    cc_probe_slow's loss bounded (<= 2 packets per step, its proved bound) while
+    BBRv1's loss per RTprop grows about 4x."""
+    bbr = [run("bbr1", C=c, buffer=1 / 16, model="cbr_delay", duration=20)[1].loss_per_R_mean  # type: ignore[attr-defined]
+           for c in (24, 96)]
+    assert bbr[0] > 5 and bbr[1] > 3 * bbr[0], bbr
+    for c in (24, 96):
+        res, m = run("cc_probe_slow", C=c, R=20, buffer=1 / 16, model="cbr_delay", duration=40)
+        assert steady_step_loss(res, c * MBPS) <= 2
+        assert m.loss_per_R_mean <= 1  # type: ignore[attr-defined]
+
+
+def test_synthesized_ccas_stay_within_their_proved_bounds() -> None:
+    """A small slice of the B.6 grid (the full grid is `ccmatic evaluate`, a
+    benchmark): every run that reaches a proof's steady state keeps its bounds."""
+    rows = [run_task(Task(str(ROOT / "templates" / f"{cca}.cca"), cca, "cbr_delay", 24, 20, F(b), 30, 1, 0))
+            for cca, b in (("cc_probe_slow", "1/16"), ("cc_probe_slow", "4"), ("cc_qdel", "8"))]
+    checks = check_bounds(rows)
+    assert {c["cca"] for c in checks} == {"cc_probe_slow", "cc_qdel"}
+    assert all(c["holds"] is True for c in checks), checks
+    # the checker does flag a violation: the same rows with a worse outcome
+    worse = [dict(r, steady={"from_s": 1.0, "metrics": dict(r["steady"]["metrics"], utilization=0.1)}) for r in rows]
+    assert any(c["holds"] is False for c in check_bounds(worse))
+
+
+def test_seeds_make_runs_reproducible() -> None:
+    a = run("cc_qdel", model="ack_agg", buffer=8, duration=5, seed=3)[0]
+    b = run("cc_qdel", model="ack_agg", buffer=8, duration=5, seed=3)[0]
+    c = run("cc_qdel", model="ack_agg", buffer=8, duration=5, seed=4)[0]
+    assert np.array_equal(a.queue, b.queue)  # type: ignore[attr-defined]
+    assert not np.array_equal(a.queue, c.queue)  # type: ignore[attr-defined]

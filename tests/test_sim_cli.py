@@ -1,0 +1,398 @@
+"""``ccmatic simulate`` and ``ccmatic evaluate`` through the CLI (in-process).
+
+JSON shapes and ranges of the metrics, reproducibility of seeded runs, plots,
+several flows, link defaults, one-line input errors (exit 2, no traceback), the
+refusal of simulator-only CCA files by verify/check, and a tiny evaluate grid with
+the proofs' steady-state bounds.  Runs are short (a few simulated seconds).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ccmatic.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATES = ROOT / "templates"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+# file or flag, optional :line[:col], then ': error: ' and the message
+LINE = re.compile(r"^(?P<file>.+?)(?::(?P<line>\d+)(?::(?P<col>\d+))?)?: error: (?P<msg>.+)$")
+
+
+def run(*argv: object) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main([str(a) for a in argv], out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"JSON output contains {name}")
+
+
+def strict_json(text: str) -> Any:
+    """Parse JSON, refusing NaN / Infinity / -Infinity (not JSON)."""
+    return json.loads(text, parse_constant=_no_constant)
+
+
+def sim_json(*argv: object) -> dict[str, Any]:
+    code, out, err = run("simulate", *argv, "--json")
+    assert code == 0, err
+    d = strict_json(out)
+    assert isinstance(d, dict)
+    return d
+
+
+def expect_input_error(*argv: object, where: str | None = None, words: tuple[str, ...] = ()) -> str:
+    """Exit code 2, exactly one stderr line 'where[:line[:col]]: error: ...', no traceback."""
+    code, out, err = run(*argv)
+    assert "Traceback" not in err and "Traceback" not in out
+    assert code == 2, f"exit code {code}, stderr: {err!r}"
+    lines = err.splitlines()
+    assert len(lines) == 1 and err.endswith("\n"), f"expected one stderr line, got {lines!r}"
+    m = LINE.match(lines[0])
+    assert m is not None, f"not 'where[:line[:col]]: error: ...': {lines[0]!r}"
+    if where is not None:
+        assert m["file"] == where, lines[0]
+    for w in words:
+        assert w.lower() in m["msg"].lower(), f"{w!r} not in {lines[0]!r}"
+    return lines[0]
+
+
+# -- simulate --json ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("model", ["ideal", "cbr_delay", "ack_agg"])
+def test_simulate_json_shape_and_ranges(model: str) -> None:
+    d = sim_json("cc_qdel", "--model", model, "--flows", "3", "--duration", "3", "--seed", "5")
+    assert set(d) == {"config", "metrics"}
+    cfg, m = d["config"], d["metrics"]
+    assert cfg["link"] == model and cfg["seed"] == 5 and cfg["duration_s"] == 3.0
+    assert cfg["C_bytes_per_s"] == pytest.approx(48e6 / 8)
+    assert 0.0 <= m["utilization"] <= 1.0
+    assert len(m["flows"]) == 3 and len(cfg["flows"]) == 3
+    assert 0.0 < m["jain"] <= 1.0
+    # the flows' shares add up to the utilization, and Jain's index is theirs
+    assert sum(f["share"] for f in m["flows"]) == pytest.approx(m["utilization"])
+    thr = [f["throughput"] for f in m["flows"]]
+    assert m["jain"] == pytest.approx(sum(thr) ** 2 / (len(thr) * sum(x * x for x in thr)))
+    assert 0.0 <= m["loss_rate"] <= 1.0 and m["queue_max_bdp"] >= m["queue_mean_bdp"] >= 0.0
+    # the queue never exceeds the drop-tail buffer (default 1 BDP)
+    assert m["queue_max_bytes"] <= cfg["buffer_bytes"] + 1e-6
+    for f in m["flows"]:
+        assert f["rtt_mean"] is not None and f["rtt_mean"] >= 0.04 - 1e-9  # never below the RTprop
+        assert f["rtt_max"] >= f["rtt_mean"]
+
+
+def test_simulate_json_has_no_nan_when_a_flow_never_starts() -> None:
+    # flow 1 starts after the end of the run: no RTT samples (NaN inside) -> null in JSON
+    d = sim_json("reno", "--flows", "2", "--stagger", "5", "--duration", "2")
+    f0, f1 = d["metrics"]["flows"]
+    assert d["config"]["flows"][1]["start_s"] == 5.0
+    assert f1["throughput"] == 0.0 and f1["rtt_mean"] is None and f1["rtt_ratio"] is None
+    assert f0["throughput"] > 0 and f0["rtt_mean"] is not None
+    assert d["metrics"]["jain"] == pytest.approx(0.5)
+
+
+def test_strict_json_rejects_nan() -> None:
+    # the helper the tests above rely on really refuses NaN
+    with pytest.raises(ValueError, match="NaN"):
+        strict_json('{"x": NaN}')
+
+
+def test_simulate_text_output() -> None:
+    code, out, err = run("simulate", "reno", "--with", "bbr1", "--flows", "2", "--duration", "2")
+    assert code == 0 and err == ""
+    assert "utilization" in out and "Jain's index" in out
+    assert "flow 0 (reno" in out and "flow 1 (bbr1" in out
+
+
+# -- reproducibility ---------------------------------------------------------------------
+
+def test_same_seed_same_metrics_other_seed_differs() -> None:
+    args = ("cc_qdel", "--model", "cbr_delay", "--R", "20", "--duration", "3")
+    a = sim_json(*args, "--seed", "1")
+    b = sim_json(*args, "--seed", "1")
+    c = sim_json(*args, "--seed", "2")
+    assert a == b
+    assert a["metrics"] != c["metrics"]  # the jitter is random
+    assert c["config"]["seed"] == 2
+
+
+# -- plots -------------------------------------------------------------------------------
+
+def test_plot_writes_png(tmp_path: Path) -> None:
+    p = tmp_path / "run.png"
+    code, out, err = run("simulate", "reno", "--with", "bbr1", "--flows", "2", "--duration", "2", "--plot", p)
+    assert code == 0, err
+    data = p.read_bytes()
+    assert len(data) > 1000 and data.startswith(PNG_MAGIC)
+    assert str(p) in out
+
+
+def test_plot_in_missing_folder_is_input_error(tmp_path: Path) -> None:
+    p = tmp_path / "missing" / "run.png"
+    expect_input_error("simulate", "reno", "--duration", "2", "--plot", p, where=str(p), words=("folder",))
+    assert not p.parent.exists()
+
+
+def test_plot_with_txt_suffix_is_input_error(tmp_path: Path) -> None:
+    p = tmp_path / "run.txt"
+    expect_input_error("simulate", "reno", "--duration", "2", "--plot", p, where=str(p), words=(".png",))
+    assert not p.exists()
+
+
+# -- several flows, --with, per-flow RTprops ---------------------------------------------
+
+def test_with_assigns_ccas_in_turn() -> None:
+    d = sim_json("reno", "--with", "bbr1", "--flows", "2", "--duration", "2")
+    assert [f["cca"] for f in d["config"]["flows"]] == ["reno", "bbr1"]
+    assert d["config"]["ccas"] == ["reno", "bbr1"]
+    assert len(d["metrics"]["flows"]) == 2
+    d3 = sim_json("reno", "--with", "bbr1", "--flows", "3", "--duration", "2")
+    assert [f["cca"] for f in d3["config"]["flows"]] == ["reno", "bbr1", "reno"]
+
+
+def test_per_flow_rtprops() -> None:
+    d = sim_json("reno", "--R", "20,40", "--flows", "2", "--duration", "2")
+    assert [f["R_s"] for f in d["config"]["flows"]] == pytest.approx([0.02, 0.04])
+    # the BDP is that of the shortest flow: C * 20 ms with a 1-BDP buffer
+    assert d["config"]["buffer_bytes"] == pytest.approx(48e6 / 8 * 0.02)
+    # each flow's RTT is at least its own RTprop
+    r0, r1 = d["metrics"]["flows"]
+    assert r0["rtt_mean"] >= 0.02 - 1e-9 and r1["rtt_mean"] >= 0.04 - 1e-9
+    one = sim_json("reno", "--R", "30", "--flows", "2", "--duration", "2")
+    assert [f["R_s"] for f in one["config"]["flows"]] == pytest.approx([0.03, 0.03])
+
+
+def test_stagger_and_warmup_in_config() -> None:
+    d = sim_json("aimd", "--flows", "3", "--stagger", "0.5", "--warmup", "1", "--duration", "3")
+    assert [f["start_s"] for f in d["config"]["flows"]] == pytest.approx([0.0, 0.5, 1.0])
+    assert d["config"]["warmup_s"] == 1.0
+    default = sim_json("aimd", "--duration", "3")
+    assert default["config"]["warmup_s"] == pytest.approx(0.6)  # 20% of the run
+
+
+def test_infinite_buffer_has_no_loss() -> None:
+    d = sim_json("reno", "--buffer", "inf", "--model", "ack_agg", "--duration", "2")
+    assert d["config"]["buffer_bytes"] is None
+    assert d["metrics"]["loss_rate"] == 0.0 and d["metrics"]["loss_per_R_max"] == 0.0
+
+
+# -- link defaults -----------------------------------------------------------------------
+
+def test_default_D_ideal_is_zero_cbr_delay_is_R() -> None:
+    assert sim_json("cc_qdel", "--model", "ideal", "--R", "30", "--duration", "2")["config"]["D_s"] == 0
+    assert sim_json("cc_qdel", "--model", "cbr_delay", "--R", "30", "--duration", "2")["config"]["D_s"] \
+        == pytest.approx(0.03)
+    # several RTprops: D defaults to the shortest
+    assert sim_json("cc_qdel", "--model", "cbr_delay", "--R", "20,40", "--flows", "2",
+                    "--duration", "2")["config"]["D_s"] == pytest.approx(0.02)
+    # an explicit --D wins
+    assert sim_json("cc_qdel", "--model", "cbr_delay", "--R", "30", "--D", "5",
+                    "--duration", "2")["config"]["D_s"] == pytest.approx(0.005)
+
+
+def test_ideal_link_rtt_is_at_least_R_and_bounded_by_buffer() -> None:
+    # no jitter: an RTT sample is R plus the queueing delay, at most buffer / C (+ one tick)
+    d = sim_json("aimd", "--model", "ideal", "--R", "40", "--buffer", "2", "--duration", "3")
+    f = d["metrics"]["flows"][0]
+    assert 0.04 - 1e-9 <= f["rtt_mean"] <= f["rtt_max"] <= 0.04 + 2 * 0.04 + 0.04 / 20 + 1e-9
+
+
+# -- bad input: one line, exit 2 ---------------------------------------------------------
+
+@pytest.mark.parametrize(("extra", "where", "words"), [
+    (("--model", "warp"), "--model", ("unknown link model",)),
+    (("--C", "0"), "--C", ("positive",)),
+    (("--C", "abc"), "--C", ("number",)),
+    (("--buffer", "-1"), "--buffer", ("non-negative",)),
+    (("--flows", "0"), "--flows", ("at least one flow",)),
+    (("--R", "20,40,60", "--flows", "2"), "--R", ("one per flow",)),
+    (("--R", "0"), "--R", ("positive",)),
+    (("--duration", "0"), "--duration", ("positive",)),
+    (("--stagger", "-1", "--flows", "2"), "--stagger", ("non-negative",)),
+    (("--flows", "two"), "ccmatic simulate", ("invalid int",)),
+])
+def test_simulate_bad_options(extra: tuple[str, ...], where: str, words: tuple[str, ...]) -> None:
+    expect_input_error("simulate", "reno", "--duration", "2", *extra, where=where, words=words)
+
+
+def test_simulate_unknown_cca() -> None:
+    expect_input_error("simulate", "no_such_cca", "--duration", "2", where="no_such_cca", words=("not found",))
+    expect_input_error("simulate", "reno", "--with", "no_such_cca", "--duration", "2", where="no_such_cca")
+
+
+def test_simulate_template_with_holes() -> None:
+    line = expect_input_error("simulate", "tpl_ccac_2expr", "--duration", "2", words=("template with holes",))
+    m = LINE.match(line)
+    assert m is not None and m["file"].endswith("tpl_ccac_2expr.cca") and m["line"] is not None
+    # also as the --with CCA
+    expect_input_error("simulate", "reno", "--with", "tpl_ccac_2expr", "--flows", "2", "--duration", "2",
+                       words=("template with holes",))
+
+
+def test_simulate_choose_without_options() -> None:
+    line = expect_input_error("simulate", "any_sender", "--duration", "2", words=("choose()",))
+    assert "any_sender.cca" in line
+
+
+def test_evaluate_bad_buffer_and_jobs(tmp_path: Path) -> None:
+    base = ("evaluate", "reno", "--C", "24", "--R", "20", "--duration", "2")
+    out = tmp_path / "ev"
+    expect_input_error(*base, "--buffer", "0", "--jobs", "1", "--out", out, where="--buffer", words=("positive",))
+    expect_input_error(*base, "--buffer", "1", "--jobs", "0", "--out", out, where="--jobs", words=("at least one",))
+    expect_input_error(*base, "--buffer", "1", "--C", "x", "--jobs", "1", "--out", out, where="--C")
+    expect_input_error(*base, "--buffer", "1", "--model", "warp", "--jobs", "1", "--out", out, where="--model")
+    expect_input_error("evaluate", "tpl_ccac_2expr", "--out", out, words=("template with holes",))
+    assert not out.exists()  # nothing written on bad input
+
+
+# -- simulator-only CCA files are refused by verify / check ------------------------------
+
+@pytest.mark.parametrize("cca", ["cubic", "reno"])
+def test_verify_refuses_simulator_only_cca(cca: str) -> None:
+    path = TEMPLATES / f"{cca}.cca"
+    line = expect_input_error("verify", ROOT / "queries" / "verify" / "aimd-ccac-premature-loss.toml",
+                              "--cca", path, words=("simulator-only",))
+    m = LINE.match(line)
+    assert m is not None and m["file"] == str(path) and m["line"] == "1"
+
+
+def test_check_refuses_query_with_simulator_only_cca(tmp_path: Path) -> None:
+    src = (ROOT / "queries" / "verify" / "aimd-ccac-premature-loss.toml").read_text()
+    assert 'cca = "aimd"' in src
+    q = tmp_path / "cubic-query.toml"
+    q.write_text(src.replace('cca = "aimd"', 'cca = "cubic"'))
+    expect_input_error("check", q, words=("simulator-only",))
+    expect_input_error("verify", q, words=("simulator-only",))
+    # the linear twin is accepted
+    ok = tmp_path / "aimd-query.toml"
+    ok.write_text(src)
+    code, _, err = run("check", ok)
+    assert (code, err) == (0, "")
+
+
+def test_simulator_only_cca_still_simulates() -> None:
+    d = sim_json("cubic", "--duration", "2")
+    assert d["config"]["flows"][0]["cca"] == "cubic" and d["metrics"]["utilization"] > 0
+
+
+# -- evaluate ----------------------------------------------------------------------------
+
+EV_ARGS = ("--model", "cbr_delay", "--C", "24", "--R", "20", "--duration", "20")
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    out = tmp_path_factory.mktemp("sim_cli") / "ev"  # created by evaluate
+    code, stdout, err = run("evaluate", "cc_probe_slow", "cc_qdel", *EV_ARGS, "--buffer", "1/16,8",
+                            "--jobs", "2", "--json", "--out", out)
+    assert code == 0, err
+    assert "Traceback" not in err
+    summary = strict_json(stdout)
+    data = strict_json((out / "evaluate.json").read_text())
+    return out, summary, data
+
+
+def test_evaluate_runs(evaluated: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
+    _out, summary, data = evaluated
+    runs = data["runs"]
+    assert len(runs) == 4 and summary["runs"] == 4
+    for r in runs:
+        assert {"cca", "C_mbps", "R_ms", "buffer_bdp", "metrics", "steady"} <= set(r)
+        assert r["C_mbps"] == 24.0 and r["R_ms"] == 20.0 and r["model"] == "cbr_delay"
+        assert 0.0 <= r["metrics"]["utilization"] <= 1.0
+        assert len(r["metrics"]["flows"]) == 1
+    assert sorted((r["cca"], r["buffer_bdp"]) for r in runs) == [
+        ("cc_probe_slow", "1/16"), ("cc_probe_slow", "8"), ("cc_qdel", "1/16"), ("cc_qdel", "8")]
+    assert data["grid"]["buffer_bdp"] == ["1/16", "8"] and data["grid"]["model"] == "cbr_delay"
+
+
+def test_evaluate_bounds_hold(evaluated: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
+    _out, summary, data = evaluated
+    bounds = data["bounds"]
+    assert {b["cca"] for b in bounds} == {"cc_probe_slow", "cc_qdel"}
+    assert all(b["holds"] is True for b in bounds), [b for b in bounds if b["holds"] is not True]
+    # cc_qdel's proof needs a deep buffer (3 C (R + D)): its bounds apply to the 8-BDP run only
+    qdel = [b for b in bounds if b["cca"] == "cc_qdel"]
+    assert qdel and {b["buffer_bdp"] for b in qdel} == {"8"}
+    assert {b["bound"] for b in qdel} == {"utilization >= 83%", "queue <= 9/2 C (R + D)"}
+    # cc_probe_slow's (CBR-delay link) apply to both buffers
+    probe = [b for b in bounds if b["cca"] == "cc_probe_slow"]
+    assert {b["buffer_bdp"] for b in probe} == {"1/16", "8"}
+    for b in bounds:
+        assert b["steady_from_s"] is not None and 0 <= b["steady_from_s"] <= 0.9 * 20
+    assert summary["bounds_checked"] == len(bounds) and summary["bounds_violated"] == []
+    assert summary["bounds_not_reached"] == 0
+    # the steady-state metrics behind the check satisfy the bound
+    run8 = next(r for r in data["runs"] if r["cca"] == "cc_qdel" and r["buffer_bdp"] == "8")
+    assert run8["steady"]["metrics"]["utilization"] >= 0.83
+
+
+def test_evaluate_plots(evaluated: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
+    out, summary, _data = evaluated
+    for name in ("utilization.png", "queue.png", "loss.png"):
+        data = (out / name).read_bytes()
+        assert len(data) > 1000 and data.startswith(PNG_MAGIC)
+    assert sorted(Path(p).name for p in summary["plots"]) == ["loss.png", "queue.png", "utilization.png"]
+
+
+def test_evaluate_one_job_and_simulate_agree(tmp_path: Path,
+                                             evaluated: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
+    """A run is the same in a worker process, in-process (--jobs 1) and with simulate."""
+    _out, _summary, data = evaluated
+    ref = next(r for r in data["runs"] if r["cca"] == "cc_qdel" and r["buffer_bdp"] == "8")
+    code, stdout, err = run("evaluate", "cc_qdel", *EV_ARGS, "--buffer", "8", "--jobs", "1", "--out", tmp_path)
+    assert code == 0, err
+    assert "1 runs" in stdout and "proved bounds" in stdout
+    row = strict_json((tmp_path / "evaluate.json").read_text())["runs"][0]
+    assert row["metrics"] == ref["metrics"] and row["steady"] == ref["steady"]
+    # simulate with evaluate's setting: D = R, metrics over the second half
+    sim = sim_json("cc_qdel", "--model", "cbr_delay", "--C", "24", "--R", "20", "--buffer", "8",
+                   "--duration", "20", "--warmup", "10", "--seed", "0")
+    assert sim["metrics"] == ref["metrics"]
+
+
+# -- input errors found while writing these tests (now fixed) ---------------------------
+
+def test_evaluate_flows_zero_is_input_error(tmp_path: Path) -> None:
+    expect_input_error("evaluate", "reno", "--C", "24", "--R", "20", "--buffer", "1", "--duration", "2",
+                       "--jobs", "1", "--flows", "0", "--out", tmp_path / "ev", where="--flows")
+
+
+def test_negative_seed_is_input_error() -> None:
+    expect_input_error("simulate", "reno", "--duration", "2", "--seed", "-1", where="--seed")
+
+
+def test_huge_rate_is_input_error() -> None:
+    expect_input_error("simulate", "reno", "--duration", "2", "--C", "1e400", where="--C")
+
+
+def test_evaluate_out_is_a_file_is_input_error(tmp_path: Path) -> None:
+    f = tmp_path / "not_a_dir"
+    f.write_text("")
+    expect_input_error("evaluate", "reno", "--C", "24", "--R", "20", "--buffer", "1", "--duration", "2",
+                       "--jobs", "1", "--out", f)
+
+
+def test_evaluate_choose_error_in_worker_is_one_line(tmp_path: Path) -> None:
+    expect_input_error("evaluate", "any_sender", "--C", "24", "--R", "20", "--buffer", "1", "--duration", "2",
+                       "--jobs", "2", "--out", tmp_path / "ev", words=("choose()",))
+
+
+def test_evaluate_choose_error_in_process_is_one_line(tmp_path: Path) -> None:
+    # the --jobs 1 twin of the test above works
+    expect_input_error("evaluate", "any_sender", "--C", "24", "--R", "20", "--buffer", "1", "--duration", "2",
+                       "--jobs", "1", "--out", tmp_path / "ev", words=("choose()",))
+
+
+def test_seeds_matter_only_through_randomness() -> None:
+    # on the ideal link with deterministic CCAs the seed changes nothing
+    a = sim_json("aimd", "--model", "ideal", "--duration", "2", "--seed", "1")
+    b = sim_json("aimd", "--model", "ideal", "--duration", "2", "--seed", "2")
+    assert a["metrics"] == b["metrics"]
