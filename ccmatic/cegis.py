@@ -241,7 +241,42 @@ class Synthesizer:
         self.unknown: list[Candidate] = []
         self.cex_log: list[dict[str, object]] = []  # for checkpoints
         self._seen: set[tuple[tuple[str, Fraction], ...]] = set()
+        self._assume: list[z3.BoolRef] = []  # the current cube's guard (parallel synthesis)
+        self._cubes = 0
         self.stats.encode_s = time.perf_counter() - t0
+
+    # -- cubes (parallel synthesis) -----------------------------------------------------
+    def restrict(self, cube: dict[str, tuple[Fraction, ...]], solutions: list[Candidate],
+                 unknown: list[Candidate]) -> None:
+        """Search only ``cube`` (a subset of each listed hole's domain) until
+        :meth:`unrestrict`, with the given solutions and unknown candidates blocked.
+        The cube is a guarded constraint checked under an assumption, so everything
+        the run learns (pruning by counterexamples, blocked solutions) stays in the
+        generator for the next cube: it is valid everywhere."""
+        self._cubes += 1
+        lit = z3.Bool(f"cube!{self._cubes}")
+        self.gen.add(z3.Implies(lit, z3.And(*[z3.Or(*[self.hvars[h] == rat(v) for v in vals])
+                                              for h, vals in cube.items()])))
+        self._assume = [lit]
+        for c in solutions:
+            self._block_solution(c)
+        for c in unknown:
+            self._block_exact(c)
+        self.solutions, self.unknown = [], []
+        self.stats = SynthStats()
+
+    def unrestrict(self) -> None:
+        for lit in self._assume:
+            self.gen.add(z3.Not(lit))  # retire the cube's guard
+        self._assume = []
+
+    def prune_recorded(self, cex: dict[str, object]) -> None:
+        """Prune with a counterexample recorded by another run (a checkpoint or the
+        shared pool): its observations, as :attr:`cex_log` stores them."""
+        per = cex["values"]
+        assert isinstance(per, dict)
+        values = {name: {int(f): [_parse_val(x) for x in xs] for f, xs in fl.items()} for name, fl in per.items()}
+        self._prune(values, Fraction(str(cex["MSS"])))
 
     # -- generator side ---------------------------------------------------------------
     def search_space(self) -> int:
@@ -350,7 +385,11 @@ class Synthesizer:
 
     # -- main loop ------------------------------------------------------------------------
     def run(self, progress: Callable[[Synthesizer, float], None] | None = None,
-            should_stop: Callable[[], bool] | None = None) -> SynthResult:
+            should_stop: Callable[[], bool] | None = None,
+            exchange: Callable[[Synthesizer], None] | None = None) -> SynthResult:
+        """CEGIS until the generator runs out of candidates.  ``exchange`` is called
+        before every generator step (parallel synthesis: publish new counterexamples
+        and prune with the other workers')."""
         start = time.perf_counter()
         status = "complete"
         try:
@@ -361,8 +400,10 @@ class Synthesizer:
                 if self.opts.timeout_s is not None and time.perf_counter() - start > self.opts.timeout_s:
                     status = "timeout"
                     break
+                if exchange is not None:
+                    exchange(self)
                 t0 = time.perf_counter()
-                g = self.gen.check()
+                g = self.gen.check(*self._assume)
                 self.stats.generator_s += time.perf_counter() - t0
                 if g == z3.unsat:
                     break
@@ -471,9 +512,7 @@ class Synthesizer:
             raise SpecError(Loc(str(p)), "checkpoint belongs to a different query, template or horizon",
                             "resume with the same query file and T")
         for cex in data["counterexamples"]:
-            values = {name: {int(f): [_parse_val(x) for x in xs] for f, xs in per.items()}
-                      for name, per in cex["values"].items()}
-            self._prune(values, Fraction(cex["MSS"]))
+            self.prune_recorded(cex)
             self.cex_log.append(cex)
         for s in data["solutions"]:
             cand = {k: Fraction(v) for k, v in s.items()}

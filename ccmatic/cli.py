@@ -263,6 +263,15 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     outdir = Path(args.out) if args.out else None
     if outdir is not None and outdir.exists() and not outdir.is_dir():
         raise SpecError(Loc(str(outdir)), "--out must be a folder")
+    if args.jobs < 1:
+        raise SpecError(Loc("--jobs"), f"need at least one job, got {args.jobs}")
+    parallel: dict[str, Any] | None = None
+    if args.jobs > 1 or args.executor != "local":
+        if args.checkpoint or args.resume:
+            raise SpecError(Loc("--checkpoint" if args.checkpoint else "--resume"),
+                            "checkpoints are for sequential synthesis", "drop --jobs/--executor, or the checkpoint")
+        res, parallel = _synth_parallel(args, q, err)
+        return _synth_report(args, q, res, parallel, outdir, out)
     syn = Synthesizer(q, SynthOptions(timeout_s=args.timeout, check_timeout_s=args.check_timeout, seed=args.seed,
                                       record_counterexamples=bool(args.checkpoint)))
     if args.resume:
@@ -314,6 +323,42 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write("\n")
     if args.checkpoint:
         syn.checkpoint(args.checkpoint)
+    return _synth_report(args, q, res, None, outdir, out)
+
+
+def _synth_parallel(args: argparse.Namespace, q: Query, err: TextIO) -> tuple[Any, dict[str, Any]]:
+    """Cube-and-conquer CEGIS on an executor (ccmatic/parallel/synth.py)."""
+    from ccmatic.cegis import SynthOptions
+    from ccmatic.parallel.executor import make_executor
+    from ccmatic.parallel.synth import synthesize_parallel
+
+    if args.slice is not None and not (0 < args.slice < float("inf")):
+        raise SpecError(Loc("--slice"), f"must be a positive number of seconds, got {args.slice}")
+    ex = make_executor(args.executor, args.jobs, args.address)
+    t0 = time.perf_counter()
+
+    def progress(done: int, left: int, sols: int) -> None:
+        if not args.json and not args.quiet:
+            err.write(f"  cubes done {done}, queued/running {left}, solutions {sols}, "
+                      f"{time.perf_counter() - t0:.1f}s\n")
+
+    if not args.json and not args.quiet:
+        err.write(f"synthesizing {q.name} on {ex.jobs} {args.executor} worker(s), T={q.T}\n")
+    try:
+        pr = synthesize_parallel(q, SynthOptions(timeout_s=args.timeout, check_timeout_s=args.check_timeout,
+                                                 seed=args.seed),
+                                 ex, cubes_per_worker=args.cubes_per_worker, slice_s=args.slice,
+                                 share=not args.no_share, progress=progress)
+    finally:
+        ex.close()
+    ps = pr.parallel
+    return pr.result, {"executor": args.executor, "workers": ps.workers, "cubes": ps.cubes, "resplits": ps.resplits,
+                       "shared_out": ps.shared_out, "shared_in": ps.shared_in,
+                       "exchange_s": round(ps.exchange_s, 4), "share": not args.no_share}
+
+
+def _synth_report(args: argparse.Namespace, q: Query, res: Any, parallel: dict[str, Any] | None,
+                  outdir: Path | None, out: TextIO) -> int:
     files = []
     if outdir is not None:
         outdir.mkdir(parents=True, exist_ok=True)
@@ -333,6 +378,7 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "time_s": round(res.time_s, 4), "generator_s": round(st.generator_s, 4),
             "verifier_s": round(st.verifier_s, 4), "reverify_s": round(st.reverify_s, 4),
             "encode_s": round(st.encode_s, 4), "expect_solutions": q.expect_solutions,
+            **({"parallel": parallel} if parallel is not None else {}),
         }, indent=2) + "\n")
     else:
         for i, sol in enumerate(res.solutions, start=1):
@@ -346,6 +392,10 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                   f"re-verify {st.reverify_s:.2f}s)\n")
         if res.unknown_candidates:
             out.write(f"  {len(res.unknown_candidates)} candidate(s) got 'unknown' and were NOT accepted\n")
+        if parallel is not None:
+            out.write(f"  {parallel['workers']} {parallel['executor']} worker(s), {parallel['cubes']} cube tasks "
+                      f"({parallel['resplits']} re-split), counterexamples shared {parallel['shared_out']} out / "
+                      f"{parallel['shared_in']} in, {parallel['exchange_s']:.2f}s exchanging\n")
     return EXIT_OK if res.status == "complete" else EXIT_UNKNOWN
 
 
@@ -477,6 +527,13 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("--checkpoint", metavar="FILE", help="save progress to FILE after every iteration")
     sy.add_argument("--resume", metavar="FILE", help="continue from a checkpoint")
     sy.add_argument("--quiet", action="store_true", help="no progress line")
+    sy.add_argument("--jobs", type=int, default=1, help="workers: > 1 splits the hole space into cubes (default 1)")
+    sy.add_argument("--executor", default="local", help="local (processes, default) or ray")
+    sy.add_argument("--address", default=None, help="Ray cluster address ('auto', 'ray://host:10001')")
+    sy.add_argument("--cubes-per-worker", type=int, default=4, help="initial cubes per worker (default 4)")
+    sy.add_argument("--slice", type=float, default=30.0, metavar="S",
+                    help="a cube task runs at most S seconds, then the rest is re-split (default 30)")
+    sy.add_argument("--no-share", action="store_true", help="do not share counterexamples between workers")
     sy.set_defaults(handler=cmd_synth)
 
     from ccmatic.proof.commands import add_parsers as add_proof_parsers

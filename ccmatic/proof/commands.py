@@ -12,6 +12,7 @@ from typing import TextIO
 from ccmatic.errors import Loc, SpecError
 from ccmatic.library import Library
 from ccmatic.loader import model_summary
+from ccmatic.parallel.executor import Executor
 from ccmatic.proof.prove import INITIAL, LemmaReport, ProofReport, default_jobs, prove
 from ccmatic.proof.search import Probe, Searcher, SearchReport
 from ccmatic.proof.spec import Proof, load_proof
@@ -92,6 +93,15 @@ def proof_text(rep: ProofReport) -> str:
     return "\n".join(lines)
 
 
+def _executor(args: argparse.Namespace, jobs: int) -> Executor | None:
+    """The executor of --executor/--address (None: the default local processes)."""
+    from ccmatic.parallel.executor import make_executor
+
+    if args.executor == "local" and not args.address:
+        return None
+    return make_executor(args.executor, jobs, args.address)
+
+
 def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ccmatic.cli import run_options
 
@@ -116,8 +126,13 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             err.write(f"checking {proof.name}: {n} lemma(s) at T={proof.T}, {min(jobs, n)} job(s) ...\n")
             err.flush()
 
-    roots = tuple(str(r) for r in lib.roots)
-    rep = prove(proof, roots, opts, jobs, args.cache, on_lemma, only or None, on_start)
+    roots = tuple(str(Path(r).resolve()) for r in lib.roots)
+    ex = _executor(args, jobs)
+    try:
+        rep = prove(proof, roots, opts, jobs, args.cache, on_lemma, only or None, on_start, ex)
+    finally:
+        if ex is not None:
+            ex.close()
     if args.json:
         out.write(json.dumps(rep.json(), indent=2) + "\n")
     else:
@@ -151,7 +166,7 @@ def search_text(rep: SearchReport) -> str:
 def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ccmatic.cli import run_options
 
-    proof, _lib = load(args)
+    proof, lib = load(args)
     opts = run_options(args)
     proof.lemma(args.lemma)
     if args.constant not in proof.constants:
@@ -162,6 +177,8 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     cache = ResultCache(args.cache) if args.cache else None
     s = Searcher(proof, args.lemma, args.constant, opts, cache, args.easier)
+    if args.jobs is not None and args.jobs < 1:
+        raise SpecError(Loc("--jobs"), f"--jobs must be at least 1, got {args.jobs}")
 
     def on_probe(p: Probe) -> None:
         if not args.json:
@@ -172,7 +189,16 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         vals = [_frac_arg("--grid", x) for x in args.grid.split(",") if x.strip()]
         if not vals:
             raise SpecError(Loc("--grid"), "the grid is empty", "e.g. --grid 0.5,0.6,0.7")
-        rep = s.grid(vals, on_probe)
+        jobs = args.jobs if args.jobs is not None else default_jobs()
+        ex = _executor(args, jobs) if (jobs > 1 or args.executor != "local") else None
+        if ex is None and jobs > 1:
+            from ccmatic.parallel.executor import LocalExecutor
+            ex = LocalExecutor(jobs)
+        try:
+            rep = s.grid(vals, on_probe, ex, tuple(str(Path(r).resolve()) for r in lib.roots), args.cache)
+        finally:
+            if ex is not None:
+                ex.close()
     else:
         lo = _frac_arg("--lo", args.lo) if args.lo is not None else c.lo
         hi = _frac_arg("--hi", args.hi) if args.hi is not None else c.hi
@@ -189,6 +215,11 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+def _executor_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--executor", default="local", help="local (processes, default) or ray")
+    p.add_argument("--address", default=None, help="Ray cluster address ('auto', 'ray://host:10001')")
+
+
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser,
                 solver: argparse.ArgumentParser) -> None:
     pv = sub.add_parser("prove", parents=[common, solver],
@@ -198,6 +229,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser], common
     pv.add_argument("--lemma", action="append", metavar="NAME", help="check only this lemma (repeatable)")
     pv.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a constant")
     pv.add_argument("--cache", metavar="DIR", help="result cache folder (JSON)")
+    _executor_args(pv)
     pv.set_defaults(handler=cmd_prove)
 
     se = sub.add_parser("search", parents=[common, solver],
@@ -213,4 +245,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser], common
                     help="the direction in which THIS lemma gets easier (default: the constant's 'easier')")
     se.add_argument("--set", action="append", metavar="NAME=VALUE", help="override another constant")
     se.add_argument("--cache", metavar="DIR", help="result cache folder (JSON)")
+    se.add_argument("--jobs", type=int, default=None, metavar="N",
+                    help="grid values checked in parallel (default: cores; bisection is sequential)")
+    _executor_args(se)
     se.set_defaults(handler=cmd_search)

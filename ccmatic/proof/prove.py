@@ -13,11 +13,9 @@ imply that one of the cases' conditions holds, so the progress is never vacuous.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
@@ -29,6 +27,7 @@ from ccmatic.config import RunOptions
 from ccmatic.errors import Loc, SpecError
 from ccmatic.lang.source import Source
 from ccmatic.library import Library
+from ccmatic.parallel.executor import Executor, LocalExecutor, map_unordered
 from ccmatic.proof.cache import ResultCache, trace_from_json, trace_to_json
 from ccmatic.proof.check import (
     LemmaChecker,
@@ -176,25 +175,23 @@ def _lemma_report(d: dict[str, Any]) -> LemmaReport:
 
 
 def check_lemmas(tasks: list[LemmaTask], jobs: int,
-                 on_done: Callable[[LemmaReport], None] | None = None) -> list[LemmaReport]:
-    """Run the lemma tasks, ``jobs`` at a time in separate processes (one solver
-    each); ``jobs = 1`` runs them here, one after another."""
+                 on_done: Callable[[LemmaReport], None] | None = None,
+                 executor: Executor | None = None) -> list[LemmaReport]:
+    """Run the lemma tasks as independent tasks on ``executor`` (default: ``jobs``
+    local processes, one solver each; ``jobs = 1`` runs them here, one after
+    another)."""
+    own = executor is None
+    ex = executor if executor is not None else LocalExecutor(jobs if len(tasks) > 1 else 1)
     results: dict[str, LemmaReport] = {}
-    if jobs <= 1 or len(tasks) <= 1:
-        for t in tasks:
-            r = _lemma_report(run_lemma_task(t))
-            results[t.lemma] = r
+    try:
+        for i, d in map_unordered(ex, run_lemma_task, tasks):
+            r = _lemma_report(d)
+            results[tasks[i].lemma] = r
             if on_done is not None:
                 on_done(r)
-    else:
-        ctx = multiprocessing.get_context("spawn")  # a fresh interpreter: no Z3 state is shared
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as ex:
-            futs = {ex.submit(run_lemma_task, t): t for t in tasks}
-            for fut in as_completed(futs):
-                r = _lemma_report(fut.result())
-                results[futs[fut].lemma] = r
-                if on_done is not None:
-                    on_done(r)
+    finally:
+        if own:
+            ex.close()
     return [results[t.lemma] for t in tasks]
 
 
@@ -294,7 +291,7 @@ def check_structure(proof: Proof, opts: RunOptions, cache: ResultCache | None = 
 
 def prove(proof: Proof, roots: tuple[str, ...], opts: RunOptions, jobs: int, cache_dir: str | None = None,
           on_lemma: Callable[[LemmaReport], None] | None = None, only: list[str] | None = None,
-          on_start: Callable[[], None] | None = None) -> ProofReport:
+          on_start: Callable[[], None] | None = None, executor: Executor | None = None) -> ProofReport:
     """Check the proof; with ``only``, solve just those lemmas (the others are
     reported unknown, so the proof as a whole is not reported proved)."""
     t0 = time.perf_counter()
@@ -318,10 +315,11 @@ def prove(proof: Proof, roots: tuple[str, ...], opts: RunOptions, jobs: int, cac
     names = [lem.name for lem in proof.lemmas if only is None or lem.name in only]
     if chains and (only is None or INITIAL in only):
         names.append(INITIAL)
-    tasks = [LemmaTask(proof.path, roots, name, tuple((k, str(v)) for k, v in proof.overrides.items()),
-                       proof.T, opts.timeout_s, opts.seed, cache_dir) for name in names]
+    path = str(Path(proof.path).resolve())
+    overrides = tuple((k, str(v)) for k, v in proof.overrides.items())
+    tasks = [LemmaTask(path, roots, name, overrides, proof.T, opts.timeout_s, opts.seed, cache_dir) for name in names]
     jobs = max(1, min(jobs, len(tasks)))
-    done = {r.name: r for r in check_lemmas(tasks, jobs, on_lemma)}
+    done = {r.name: r for r in check_lemmas(tasks, jobs, on_lemma, executor)}
     lemmas = [done.get(lem.name) or LemmaReport(lem.name, "unknown", 0.0, "not checked (--lemma)")
               for lem in proof.lemmas]
     if INITIAL in done:

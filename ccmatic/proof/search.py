@@ -22,12 +22,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import z3
 
 from ccmatic.config import RunOptions
 from ccmatic.errors import Loc, SpecError
+from ccmatic.parallel.executor import Executor, map_unordered
 from ccmatic.proof.cache import ResultCache, trace_to_json
 from ccmatic.proof.check import LemmaChecker, Outcome, ProofContext, logic_check
 from ccmatic.proof.prove import typecheck
@@ -213,18 +215,25 @@ class Searcher:
         return SearchReport(self.lemma, self.const.name, str(self.const.easier), proved, refuted, refuted_trace,
                             self.probes, mono, time.perf_counter() - t0, unknown, notes)
 
-    def grid(self, values: list[Fraction], on_probe: Callable[[Probe], None] | None = None) -> SearchReport:
+    def grid(self, values: list[Fraction], on_probe: Callable[[Probe], None] | None = None,
+             executor: Executor | None = None, roots: tuple[str, ...] = (),
+             cache_dir: str | None = None) -> SearchReport:
         """Check every grid value; the answer is the hardest proved value all of whose
-        easier grid values are proved, and the easiest refuted one."""
+        easier grid values are proved, and the easiest refuted one.  With an
+        executor the values are independent tasks (one solver each)."""
         t0 = time.perf_counter()
         order = sorted(set(values), key=lambda v: v if self.const.easier == "up" else -v, reverse=True)
         # order: easiest first
         outcomes: list[tuple[Fraction, Outcome]] = []
-        for v in order:
-            o = self.check(v)
-            if on_probe is not None:
-                on_probe(self.probes[-1])
-            outcomes.append((v, o))
+        if executor is None:
+            for v in order:
+                o = self.check(v)
+                if on_probe is not None:
+                    on_probe(self.probes[-1])
+                outcomes.append((v, o))
+        else:
+            got = self._grid_tasks(order, executor, roots, cache_dir, on_probe)
+            outcomes = [(v, got[v]) for v in order]
         proved: Fraction | None = None
         refuted: Fraction | None = None
         trace = None
@@ -245,6 +254,27 @@ class Searcher:
             else "not verified")
         return SearchReport(self.lemma, self.const.name, str(self.const.easier), proved, refuted, trace,
                             self.probes, mono, time.perf_counter() - t0, unknown, notes)
+
+
+    def _grid_tasks(self, order: list[Fraction], ex: Executor, roots: tuple[str, ...], cache_dir: str | None,
+                    on_probe: Callable[[Probe], None] | None) -> dict[Fraction, Outcome]:
+        from ccmatic.proof.cache import trace_from_json
+        from ccmatic.proof.prove import LemmaTask, run_lemma_task
+
+        base = tuple((k, str(v)) for k, v in self.proof.overrides.items() if k != self.const.name)
+        path = str(Path(self.proof.path).resolve())
+        tasks = [LemmaTask(path, roots, self.lemma, base + ((self.const.name, str(v)),), self.proof.T,
+                           self.opts.timeout_s, self.opts.seed, cache_dir) for v in order]
+        got: dict[Fraction, Outcome] = {}
+        for i, d in map_unordered(ex, run_lemma_task, tasks):
+            res = {"proved": "proved", "failed": "refuted"}.get(d["result"], "unknown")
+            o = Outcome(res, float(d["time_s"]), d.get("reason"),  # type: ignore[arg-type]
+                        trace_from_json(d["trace"]) if d.get("trace") else None)
+            got[order[i]] = o
+            self.probes.append(Probe(order[i], o.result, o.time_s, bool(d.get("cached")), o.reason))
+            if on_probe is not None:
+                on_probe(self.probes[-1])
+        return got
 
 
 def unknown_before(outcomes: list[tuple[Fraction, Outcome]], v: Fraction) -> bool:

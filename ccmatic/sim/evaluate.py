@@ -15,17 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, TextIO
 
 from ccmatic.errors import Loc, SpecError
 from ccmatic.library import Library
+from ccmatic.parallel.executor import Executor, make_executor, map_unordered
 
 GRID_C = (24.0, 48.0, 96.0)                  # Mbit/s
 GRID_R = (20.0, 40.0, 80.0)                  # ms
@@ -44,6 +43,7 @@ class Task:
     duration: float
     flows: int
     seed: int
+    cca_text: str | None = None  # the file's text, so that remote workers need no files
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ def run_task(task: Task) -> dict[str, Any]:
     from ccmatic.sim.links import Link
     from ccmatic.sim.metrics import metrics
 
-    prog = load_cca(task.cca_path)
+    prog = load_cca(task.cca_path, text=task.cca_text)
     C = task.C_mbps * 1e6 / 8
     R = task.R_ms / 1000
     cfg = SimConfig(Link(link_kind(task.model), C, R, float(task.buffer_bdp) * C * R),
@@ -168,21 +168,15 @@ def check_bounds(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def evaluate(tasks: list[Task], jobs: int, progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    if jobs <= 1:
-        for i, t in enumerate(tasks):
-            rows.append(run_task(t))
-            if progress:
-                progress(i + 1, len(tasks))
-        return rows
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as ex:
-        for i, row in enumerate(ex.map(run_task, tasks)):
-            rows.append(row)
-            if progress:
-                progress(i + 1, len(tasks))
-    return rows
+def evaluate(tasks: list[Task], ex: Executor, progress: Callable[[int, int], None] | None = None
+             ) -> list[dict[str, Any]]:
+    """Every task on the executor; rows in task order."""
+    rows: dict[int, dict[str, Any]] = {}
+    for n, (i, row) in enumerate(map_unordered(ex, run_task, tasks), start=1):
+        rows[i] = row
+        if progress:
+            progress(n, len(tasks))
+    return [rows[i] for i in range(len(tasks))]
 
 
 def _grid(flag: str, text: str | None, default: tuple[Any, ...], frac: bool = False) -> list[Any]:
@@ -222,7 +216,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     jobs = args.jobs or (os.cpu_count() or 1)
     outdir = out_dir(args.out)
     outdir.mkdir(parents=True, exist_ok=True)
-    tasks = [Task(p.path, p.name, args.model, c, r, b, duration, args.flows, args.seed)
+    tasks = [Task(p.path, p.name, args.model, c, r, b, duration, args.flows, args.seed, p.source.text)
              for p in progs for c in Cs for r in Rs for b in Bs]
 
     def progress(done: int, total: int) -> None:
@@ -232,11 +226,15 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 err.write("\n")
 
     t0 = time.perf_counter()
-    rows = evaluate(tasks, jobs, progress)
+    ex = make_executor(args.executor, jobs, args.address)
+    try:
+        rows = evaluate(tasks, ex, progress)
+    finally:
+        ex.close()
     wall = time.perf_counter() - t0
     checks = check_bounds(rows)
     data = {"grid": {"C_mbps": Cs, "R_ms": Rs, "buffer_bdp": [str(b) for b in Bs], "model": args.model,
-                     "duration_s": duration, "flows": args.flows, "seed": args.seed},
+                     "duration_s": duration, "flows": args.flows, "seed": args.seed, "executor": args.executor},
             "wall_s": wall, "runs": rows, "bounds": checks}
     (outdir / "evaluate.json").write_text(json.dumps(data, indent=2) + "\n")
     from ccmatic.sim.plots import plot_grid
@@ -278,4 +276,6 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     e.add_argument("--flows", type=int, default=1)
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--jobs", type=int, default=None, help="parallel runs (default: cores)")
+    e.add_argument("--executor", default="local", help="local (processes, default) or ray")
+    e.add_argument("--address", default=None, help="Ray cluster address ('auto', 'ray://host:10001')")
     e.set_defaults(handler=cmd_evaluate)
