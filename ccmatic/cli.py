@@ -165,11 +165,53 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             row, line = ex.submit(_bench_row, args, p).result()
         if not args.json:
             out.write(line)
+        if args.synth_jobs and row.get("kind") == "synth":
+            row["parallel"] = _bench_parallel(args, p, float(row["wall_s"]), out)
         rows.append(row)
         out.flush()
     if args.json:
         out.write(json.dumps({"rows": rows, "total_wall_s": round(sum(r["wall_s"] for r in rows), 3)}, indent=2) + "\n")
     return EXIT_OK if all(r["ok"] for r in rows) else EXIT_CEX
+
+
+def _bench_parallel(args: argparse.Namespace, p: Path, seq_wall: float, out: TextIO) -> list[dict[str, Any]]:
+    """Parallel synthesis of one row with each --synth-jobs worker count (local
+    processes), with counterexample sharing and, for several workers, without."""
+    from ccmatic.cegis import SynthOptions
+    from ccmatic.parallel.executor import LocalExecutor
+    from ccmatic.parallel.synth import synthesize_parallel
+
+    q = _load_query(args, str(p))
+    runs = []
+    for text in args.synth_jobs.split(","):
+        try:
+            j = int(text)
+        except ValueError:
+            raise SpecError(Loc("--synth-jobs"), f"expected worker counts like 1,2, got {args.synth_jobs!r}") from None
+        if j < 1:
+            raise SpecError(Loc("--synth-jobs"), f"worker counts must be at least 1, got {j}")
+        for share in ([True, False] if j > 1 else [True]):
+            ex = LocalExecutor(j)
+            t0 = time.perf_counter()
+            try:
+                pr = synthesize_parallel(q, SynthOptions(timeout_s=args.timeout, seed=args.seed), ex, share=share)
+            finally:
+                ex.close()
+            wall = time.perf_counter() - t0
+            ps, res = pr.parallel, pr.result
+            r = {"workers": j, "share": share, "status": res.status, "solutions": len(res.solutions),
+                 "wall_s": round(wall, 3), "speedup": round(seq_wall / wall, 3) if wall > 0 else None,
+                 "iterations": res.stats.iterations, "cubes": ps.cubes, "resplits": ps.resplits,
+                 "shared_out": ps.shared_out, "shared_in": ps.shared_in, "exchange_s": round(ps.exchange_s, 3),
+                 "busy_s": round(sum(ps.task_wall_s), 3)}
+            runs.append(r)
+            if not args.json:
+                out.write(f"  {j} worker(s){'' if share else ', no sharing':13s} {res.status:9s} "
+                          f"{len(res.solutions):4d} sol  wall {wall:7.2f}s  speed-up {seq_wall / wall:5.2f}x  "
+                          f"iter {res.stats.iterations:4d}  cubes {ps.cubes:3d}  shared {ps.shared_out}/{ps.shared_in}"
+                          f"  exchange {ps.exchange_s:5.2f}s\n")
+                out.flush()
+    return runs
 
 
 def _bench_row(args: argparse.Namespace, p: Path) -> tuple[dict[str, Any], str]:
@@ -515,6 +557,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", parents=[common, solver], help="time queries: wall, encode and solve seconds")
     b.add_argument("paths", nargs="+", metavar="DIR_OR_FILE")
+    b.add_argument("--synth-jobs", metavar="1,2", default=None,
+                   help="also run each synthesis row in parallel with these worker counts (speed-up, sharing)")
     b.set_defaults(handler=cmd_bench)
 
     sy = sub.add_parser("synth", parents=[common], help="synthesize every CCA in a template that meets a query (CEGIS)")
