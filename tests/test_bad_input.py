@@ -84,6 +84,7 @@ CCA_CASES = [
     ("bare_expression.cca", 2, 1, ("bare expression", "'='")),
     ("inf_literal.cca", 1, 8, ("finite",)),
     ("not_utf8.cca", 1, 6, ("UTF-8",)),
+    ("range_step_zero.cca", 2, 38, ("step must not be zero",)),
 ]
 
 

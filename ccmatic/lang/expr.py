@@ -193,6 +193,8 @@ class Compiler:
                 v = self.static_int(a, allow_t=False)
                 assert isinstance(v, int)
                 bounds.append(v)
+            if len(bounds) == 3 and bounds[2] == 0:
+                raise self.err(it.args[2], "range() step must not be zero")
             name = g.target.id
             old = self.loop_vars.get(name)
             for value in range(*bounds):
