@@ -25,7 +25,12 @@ from ccmatic.cli import main
 from ccmatic.lang.cca import load_cca
 from ccmatic.library import Library
 from ccmatic.loader import load_query
-from ccmatic.parallel.executor import Executor, LocalExecutor, RayExecutor, map_unordered
+from ccmatic.parallel.executor import (
+    Executor,
+    LocalExecutor,
+    RayExecutor,
+    map_unordered,
+)
 from ccmatic.parallel.synth import initial_cubes, split_cube, synthesize_parallel
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,7 +124,9 @@ def test_cubes_are_disjoint_and_cover_the_space() -> None:
 # -- independent tasks ----------------------------------------------------------------------------------
 
 def test_map_unordered_returns_every_result(executor: Executor) -> None:
-    from ccmatic.sim.commands import check_flows  # a library function: Ray workers import it by name
+    from ccmatic.sim.commands import (
+        check_flows,  # a library function: Ray workers import it by name
+    )
 
     got = dict(map_unordered(executor, check_flows, [3, 1, 4, 1, 5]))
     assert got == {0: 3, 1: 1, 2: 4, 3: 1, 4: 5}
@@ -178,6 +185,6 @@ def test_synth_jobs_reports_the_parallel_run() -> None:
     (("--jobs", "2", "--address", "auto"), "--address"),
 ])
 def test_synth_parallel_bad_input(extra: tuple[str, ...], flag: str) -> None:
-    code, out, err = run("synth", T41 / "G1-T5.toml", *extra)
+    code, _out, err = run("synth", T41 / "G1-T5.toml", *extra)
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and lines[0].startswith(flag) and "Traceback" not in err

@@ -174,6 +174,24 @@ class Compiler:
         raise self.err(node, "expected a whole-number constant expression here")
 
     # -- comprehensions --------------------------------------------------------------
+    def comprehension_range(self, g: ast.comprehension) -> tuple[str, range]:
+        """The loop variable of ``for name in range(a[, b[, step]])`` and its values
+        (bounds known at load time); shared with the concrete interpreter."""
+        if not isinstance(g.target, ast.Name):
+            raise self.err(g.target, "comprehension variable must be a plain name")
+        it = g.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                and 1 <= len(it.args) <= 3 and not it.keywords):
+            raise self.err(it, "comprehensions range over 'range(a, b)' only")
+        bounds = []
+        for a in it.args:
+            v = self.static_int(a, allow_t=False)
+            assert isinstance(v, int)
+            bounds.append(v)
+        if len(bounds) == 3 and bounds[2] == 0:
+            raise self.err(it.args[2], "range() step must not be zero")
+        return g.target.id, range(*bounds)
+
     def _unroll(self, node: ast.GeneratorExp | ast.ListComp) -> Iterator[None]:
         gens = node.generators
 
@@ -182,22 +200,9 @@ class Compiler:
                 yield None
                 return
             g = gens[i]
-            if not isinstance(g.target, ast.Name):
-                raise self.err(g.target, "comprehension variable must be a plain name")
-            it = g.iter
-            if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
-                    and 1 <= len(it.args) <= 3 and not it.keywords):
-                raise self.err(it, "comprehensions range over 'range(a, b)' only")
-            bounds = []
-            for a in it.args:
-                v = self.static_int(a, allow_t=False)
-                assert isinstance(v, int)
-                bounds.append(v)
-            if len(bounds) == 3 and bounds[2] == 0:
-                raise self.err(it.args[2], "range() step must not be zero")
-            name = g.target.id
+            name, values = self.comprehension_range(g)
             old = self.loop_vars.get(name)
-            for value in range(*bounds):
+            for value in values:
                 self.loop_vars[name] = value
                 ok = True
                 for cond in g.ifs:

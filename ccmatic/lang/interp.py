@@ -424,22 +424,9 @@ class _ExprCompiler:
                 yield guards
                 return
             g = gens[i]
-            if not isinstance(g.target, ast.Name):
-                raise self.err(g.target, "comprehension variable must be a plain name")
-            it = g.iter
-            if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
-                    and 1 <= len(it.args) <= 3 and not it.keywords):
-                raise self.err(it, "comprehensions range over 'range(a, b)' only")
-            bounds: list[int] = []
-            for a in it.args:
-                v = self._static.static_int(a, allow_t=False)
-                assert isinstance(v, int)
-                bounds.append(v)
-            if len(bounds) == 3 and bounds[2] == 0:
-                raise self.err(it, "range() step cannot be zero")
-            name = g.target.id
+            name, values = self._static.comprehension_range(g)
             old = self.loop_vars.get(name)
-            for value in range(*bounds):
+            for value in values:
                 self.loop_vars[name] = value
                 ok = True
                 extra: list[_Fn] = []
