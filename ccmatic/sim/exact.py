@@ -20,7 +20,7 @@ with no options (any value) keeps the recorded outputs.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -260,18 +260,12 @@ def _replay_network(model: ModelConfig, tr: ConcreteTrace, res: ReplayResult) ->
     if W is None:
         return
 
-    def fsum(name: str, t: int, source: list[dict[str, list[Value]]] | None = None) -> Fraction:
-        src = source if source is not None else [dict(fl) for fl in tr.flows]
-        total = Fraction(0)
-        for fl in src:
-            v = fl[name][t]
-            assert isinstance(v, Fraction)
-            total += v
-        return total
+    def fsum(name: str, t: int, flows: Sequence[Mapping[str, Sequence[Value]]]) -> Fraction:
+        return sum((_frac(fl[name][t]) for fl in flows), Fraction(0))
 
     A = [fsum("A", t, res.flows) for t in range(T)]
-    S = [fsum("S", t) for t in range(T)]
-    L = [fsum("L", t) for t in range(T)]
+    S = [fsum("S", t, tr.flows) for t in range(T)]
+    L = [fsum("L", t, tr.flows) for t in range(T)]
     tokens = [C0 + C * t - W[t] for t in range(T)]
     mine: dict[str, list[Fraction]] = {
         "A": A, "S": S, "L": L, "W": list(W), "tokens": tokens,
