@@ -215,7 +215,7 @@ class Synthesizer:
             raise SpecError(Loc(query.cca_path, 1, 1), "the CCA has no holes: nothing to synthesize",
                             "use 'ccmatic verify' for a concrete CCA")
         self.domains = hole_domains(self.prog, query)
-        self.warmup = self.prog.warmup(query.model.R)
+        self.warmup = self.prog.warmup(query.model.R, query.model.D, query.T)
         self.hvars = {h: hole_var(h) for h in self.domains}
         # verifier base: built once, with the template's reads (beliefs) created here
         self.sym_cca = Encoding()  # the CCA's constraints with symbolic holes

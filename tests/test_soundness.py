@@ -296,3 +296,17 @@ def test_counterexample_traces_are_exact(name: str, model: ModelConfig, cca: str
         C = exact(js["trace"]["params"]["C"])
         assert any(b > a for a, b in pairwise(hi))       # the violation
         assert all(l <= C <= h for l, h in zip(lo, hi))      # beliefs stayed sound
+
+
+def test_warm_up_follows_D(tmp_path: Path) -> None:
+    """Copa reads qdel_hi[t - R - D]: its warm-up grows with D.  On a model with
+    D = 2 the CCA starts after 3 steps (it used to start after 2 and read step -1,
+    i.e. the last step, through Python's negative indexing)."""
+    from ccmatic.lang.cca import load_cca
+
+    copa = load_cca(ROOT / "templates" / "copa.cca")
+    assert (copa.warmup(1, 1, 10), copa.warmup(1, 2, 10)) == (2, 3)
+    q = load_query(ROOT / "queries" / "verify" / "copa-ccac-noncompose.toml", Library.default())
+    q2 = replace(q, model=replace(q.model, D=2), T=8)
+    rep = verify(q2, OPTS)
+    assert rep.result in ("proved", "counterexample")

@@ -118,7 +118,7 @@ class CcaProgram:
     sets_cwnd: bool
     reads: set[str] = field(default_factory=set)
     max_lag: int = 0  # deepest read, in steps (R=1 default; recomputed per model)
-    lag_fn: Callable[[int], int] | None = None
+    lag_fn: Callable[[int, int, int], int] | None = None
     sim_only: bool = False
     holes: dict[str, HoleDecl] = field(default_factory=dict)
 
@@ -126,9 +126,10 @@ class CcaProgram:
     def is_template(self) -> bool:
         return bool(self.holes)
 
-    def warmup(self, R: int) -> int:
-        """Number of leading steps in which the program cannot run (reads before 0)."""
-        return self.lag_fn(R) if self.lag_fn is not None else self.max_lag
+    def warmup(self, R: int, D: int = 1, T: int = 10) -> int:
+        """Number of leading steps in which the program cannot run (reads before 0),
+        for a model's R and D and the horizon T (indices may use all three)."""
+        return self.lag_fn(R, D, T) if self.lag_fn is not None else self.max_lag
 
     def uses(self, *names: str) -> bool:
         return any(n in self.reads for n in names)
@@ -450,9 +451,9 @@ def _hole_domain(src: Source, node: ast.expr) -> tuple[Fraction, ...]:
 def _validate(prog: CcaProgram) -> None:
     """Dry-run the program on fresh symbols to surface every error at load time
     and to record which names it reads and how far back."""
-    lags_by_R: dict[int, int] = {}
+    lags_by: dict[tuple[int, int, int], int] = {}
 
-    def dry(R: int) -> int:
+    def dry(R: int, D: int, T: int) -> int:
         counter = [0]
 
         def fetch(name: str, lag: int) -> z3.ExprRef:
@@ -471,7 +472,7 @@ def _validate(prog: CcaProgram) -> None:
             return _choose_val(opts, node, prog.source, lambda c: None, "probe")
 
         symbolic = {h: Val(z3.Real(HOLE_PREFIX + h), False, None, None, True) for h in prog.holes}
-        scope = _StepScope(prog, R, 1, 10, z3.Real("__probe_mss"), fetch, on_choose, symbolic)
+        scope = _StepScope(prog, R, D, T, z3.Real("__probe_mss"), fetch, on_choose, symbolic)
         _Executor(scope).run(prog.body)
         for s in prog.states:
             if s.init is not None:
@@ -479,13 +480,14 @@ def _validate(prog: CcaProgram) -> None:
         prog.reads = set(scope.lags)
         return max(scope.lags.values(), default=0)
 
-    lags_by_R[1] = dry(1)
-    prog.max_lag = lags_by_R[1]
+    lags_by[(1, 1, 10)] = dry(1, 1, 10)
+    prog.max_lag = lags_by[(1, 1, 10)]
 
-    def lag_fn(R: int) -> int:
-        if R not in lags_by_R:
-            lags_by_R[R] = dry(R)
-        return lags_by_R[R]
+    def lag_fn(R: int, D: int = 1, T: int = 10) -> int:
+        # an index may use R, D and T (e.g. qdel_hi[t - R - D]): the warm-up depends on all three
+        if (R, D, T) not in lags_by:
+            lags_by[(R, D, T)] = dry(R, D, T)
+        return lags_by[(R, D, T)]
 
     prog.lag_fn = lag_fn
 
@@ -594,7 +596,7 @@ def compile_into(prog: CcaProgram, tr: Trace, flow: int, enc: Encoding | None = 
     def series(name: str) -> list[z3.ExprRef]:
         return trace_series(tr, f, name)
 
-    t0 = prog.warmup(R)
+    t0 = prog.warmup(R, m.D, T)
     for t in range(T):
         if t < t0:
             # warm-up: initial conditions are free (non-negative outputs; rate and
@@ -610,6 +612,8 @@ def compile_into(prog: CcaProgram, tr: Trace, flow: int, enc: Encoding | None = 
             continue
 
         def fetch(name: str, lag: int, t: int = t) -> z3.ExprRef:
+            if t - lag < 0:  # would wrap around to the last step: the warm-up is wrong
+                raise RuntimeError(f"{prog.path}: step {t} reads {name} {lag} steps back, before step 0")
             return series(name)[t - lag]
 
         def on_choose(opts: list[Val], node: ast.AST, t: int = t) -> Val:

@@ -141,7 +141,7 @@ def _replay_flow(prog: CcaProgram, model: ModelConfig, tr: ConcreteTrace, f: int
             return net[name][step]
         return fetch
 
-    t0 = prog.warmup(R)
+    t0 = prog.warmup(R, model.D, T)
     A_rec = _series(tr, f, "A")
     S_rec = _series(tr, f, "S")
     Ld_rec = _series(tr, f, "Ld")
