@@ -139,6 +139,21 @@ def _lag(kind: str, R: int) -> int:
     return {"send": 1, "ack": R, "now": 0}[kind]
 
 
+def unknown_name_error(loc: Loc, ident: str, undefined: set[str], local_names: list[str]) -> SpecError:
+    """The error for a name a CCA step cannot read: hidden network state, a name
+    assigned only in some branches, or an unknown name (with a close match).
+    Shared by the Z3 compiler and the concrete interpreter."""
+    if ident in HIDDEN:
+        return SpecError(loc, f"the CCA reads '{ident}', which a sender cannot observe", HIDDEN[ident])
+    if ident in undefined:
+        return SpecError(loc, f"'{ident}' may be undefined here (assigned only in some branches)",
+                         "assign it before the if, or in every branch")
+    known = list(OBSERVATIONS) + list(OUTPUTS) + list(PARAM_NAMES) + local_names
+    close = difflib.get_close_matches(ident, known, n=1)
+    hint = f"did you mean '{close[0]}'?" if close else "see 'ccmatic list' or the CCA file docs for names"
+    return SpecError(loc, f"unknown name '{ident}'", hint)
+
+
 class _StepScope:
     """Name resolution for one step of one flow.
 
@@ -180,16 +195,8 @@ class _StepScope:
         raise self._unknown(ident, node)
 
     def _unknown(self, ident: str, node: ast.AST) -> SpecError:
-        loc = self.source.node_loc(node)
-        if ident in HIDDEN:
-            return SpecError(loc, f"the CCA reads '{ident}', which a sender cannot observe", HIDDEN[ident])
-        if ident in self.undefined:
-            return SpecError(loc, f"'{ident}' may be undefined here (assigned only in some branches)",
-                             "assign it before the if, or in every branch")
-        known = list(OBSERVATIONS) + list(OUTPUTS) + list(PARAM_NAMES) + list(self.state_units) + list(self.env)
-        close = difflib.get_close_matches(ident, known, n=1)
-        hint = f"did you mean '{close[0]}'?" if close else "see 'ccmatic list' or the CCA file docs for names"
-        return SpecError(loc, f"unknown name '{ident}'", hint)
+        return unknown_name_error(self.source.node_loc(node), ident, self.undefined,
+                                  list(self.state_units) + list(self.env))
 
     def _val(self, ident: str, unit: Unit | None, term: z3.ExprRef) -> Val:
         return Val(term, unit is None, unit)

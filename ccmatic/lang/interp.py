@@ -21,7 +21,6 @@ evaluation order.  Units are not checked (validated files passed that check at l
 from __future__ import annotations
 
 import ast
-import difflib
 import math
 import operator
 import weakref
@@ -39,6 +38,7 @@ from ccmatic.lang.cca import (
     PARAM_NAMES,
     CcaProgram,
     _lag,
+    unknown_name_error,
 )
 from ccmatic.lang.expr import Compiler, Val
 from ccmatic.lang.source import HOLE_PREFIX, IMPLIES, Source
@@ -610,16 +610,7 @@ class _StepCompiler(_ExprCompiler):
         raise self._unknown(ident, node)
 
     def _unknown(self, ident: str, node: ast.AST) -> SpecError:
-        loc = self.loc(node)
-        if ident in HIDDEN:
-            return SpecError(loc, f"the CCA reads '{ident}', which a sender cannot observe", HIDDEN[ident])
-        if ident in self.undefined:
-            return SpecError(loc, f"'{ident}' may be undefined here (assigned only in some branches)",
-                             "assign it before the if, or in every branch")
-        known = list(OBSERVATIONS) + list(OUTPUTS) + list(PARAM_NAMES) + list(self.state_units) + list(self.env)
-        close = difflib.get_close_matches(ident, known, n=1)
-        hint = f"did you mean '{close[0]}'?" if close else "see 'ccmatic list' or the CCA file docs for names"
-        return SpecError(loc, f"unknown name '{ident}'", hint)
+        return unknown_name_error(self.loc(node), ident, self.undefined, list(self.state_units) + list(self.env))
 
     def resolve_hole(self, name: str, node: ast.AST) -> _E:
         loc = self.loc(node)

@@ -155,7 +155,3 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     from ccmatic.sim.evaluate import add_parser as add_eval
 
     add_eval(sub, common)
-
-
-def write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2) + "\n")

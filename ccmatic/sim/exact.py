@@ -30,8 +30,6 @@ from ccmatic.lang.interp import Value, initial_state, run_step
 from ccmatic.verify import ConcreteTrace
 
 MAX_CHOICE_COMBOS = 4096
-# the network-side observations a CCA reads: taken from the trace
-NETWORK_OBSERVATIONS = ("S", "Ld", "timeout", "c_lo", "c_hi", "qdel_lo", "qdel_hi", "c_lo_lambda", "q_hi")
 
 
 @dataclass(frozen=True)
