@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ccmatic.config import Initial, ModelConfig, Objective, Query, RunOptions
-from ccmatic.lang.source import Source
-from ccmatic.report import trace_table
-from ccmatic.verify import Counterexample, Unknown, VerifyReport, verify
+from ccmatic.core.errors import Loc
+from ccmatic.core.model import ModelConfig
+from ccmatic.core.options import RunOptions
+from ccmatic.core.results import Counterexample, Unknown
+from ccmatic.core.scenario import Initial, Objective, Query, Scenario
+from ccmatic.core.source import Source
+from ccmatic.engine.verify import VerifyReport, verify
+from ccmatic.io.report import trace_table
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -16,12 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 def query(model: ModelConfig, T: int, prop: str, assume: tuple[str, ...] = (), cca: str = "any_sender",
           periodic: int | None = None, initial: Initial | None = None) -> Query:
     """A query checking one expression ``prop`` for a CCA from templates/."""
-    return Query(
-        path="<test>", name="test", description="", cca_path=str(ROOT / "templates" / f"{cca}.cca"),
-        model=model, T=T, periodic=periodic, initial=initial if initial is not None else Initial(),
-        assumptions=tuple(Source("<test>", a) for a in assume),
-        objectives=(Objective("expr", {}, Source("<test>", prop), "property"),),
-    )
+    path = ROOT / "templates" / f"{cca}.cca"
+    scenario = Scenario("test", "<test>", str(path), path.read_text(), model, T, 0, periodic,
+                        initial if initial is not None else Initial(),
+                        tuple(Source("<test>", a) for a in assume))
+    return Query(scenario, (Objective("expr", {}, Loc("<test>"), Source("<test>", prop), "property"),))
 
 
 def check(model: ModelConfig, T: int, prop: str, **kw: object) -> VerifyReport:
@@ -34,12 +37,12 @@ def explain(rep: VerifyReport) -> str:
         return "counterexample:\n" + trace_table(o.trace)
     if isinstance(o, Unknown):
         return f"unknown: {o.reason}"
-    return rep.result
+    return rep.verdict
 
 
 def proved(model: ModelConfig, T: int, prop: str, **kw: object) -> None:
     rep = check(model, T, prop, **kw)
-    assert rep.result == "proved", f"{model.name} {model.buffer.mode} T={T}: expected '{prop}' proved, got {explain(rep)}"
+    assert rep.verdict == "proved", f"{model.name} {model.buffer.mode} T={T}: expected '{prop}' proved, got {explain(rep)}"
 
 
 def refuted(model: ModelConfig, T: int, prop: str, **kw: object) -> Counterexample:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ccmatic.cli import main
-from ccmatic.errors import SpecError
+from ccmatic.cli.main import main
+from ccmatic.core.errors import SpecError
 
 BAD = Path(__file__).parent / "data" / "bad"
 

@@ -18,8 +18,9 @@ from itertools import pairwise
 import helpers
 import pytest
 
-from ccmatic.config import BeliefTimeouts, Buffer, Initial, ModelConfig
-from ccmatic.verify import Counterexample
+from ccmatic.core.model import BeliefTimeouts, Buffer, ModelConfig
+from ccmatic.core.results import Counterexample
+from ccmatic.core.scenario import Initial
 
 CONSISTENT = Initial(beliefs_consistent=True)
 

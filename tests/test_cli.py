@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ccmatic.cli import main
+from ccmatic.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,7 +24,7 @@ def test_verify_proved_exit_0_and_json() -> None:
     code, out, _ = run("verify", "cc_qdel-ccac", "--json")
     assert code == 0
     d = json.loads(out)
-    assert d["result"] == "proved" and d["T"] == 5
+    assert d["verdict"] == "proved" and d["T"] == 5
     assert isinstance(d["time_s"], float) and d["time_s"] >= 0
     assert "trace" not in d
 
@@ -33,7 +33,7 @@ def test_verify_counterexample_exit_1_exact_json() -> None:
     code, out, _ = run("verify", "const_rate-ccac", "--json")
     assert code == 1
     d = json.loads(out)
-    assert d["result"] == "counterexample"
+    assert d["verdict"] == "counterexample"
     tr = d["trace"]
     assert tr["T"] == 5 and len(tr["flows"]) == 1
     S = [Fraction(x) for x in tr["aggregate"]["S"]]  # exact rational strings
@@ -62,7 +62,7 @@ def test_verify_unknown_exit_3_on_tiny_timeout() -> None:
     code, out, _ = run("verify", "cc_probe_drain-ccac-arbitrary", "--timeout", "0.001", "--json")
     assert code == 3
     d = json.loads(out)
-    assert d["result"] == "unknown" and "reason" in d
+    assert d["verdict"] == "unknown" and "reason" in d
 
 
 def test_plot_writes_png(tmp_path: Path) -> None:
@@ -97,8 +97,8 @@ def test_bench_json_rows(tmp_path: Path) -> None:
     d = json.loads(out)
     assert [Path(r["query"]).stem for r in d["rows"]] == ["cc_qdel-ccac", "const_rate-ccac"]
     for r in d["rows"]:
-        assert {"wall_s", "encode_s", "solve_s", "result"} <= set(r)
-        assert r["result"] == r["expect"]
+        assert {"wall_s", "encode_s", "solve_s", "verdict"} <= set(r)
+        assert r["verdict"] == r["expect"]
 
 
 def test_check_reports_reads() -> None:

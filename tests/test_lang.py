@@ -1,4 +1,7 @@
-"""Tests for the spec-language expression compiler (ccmatic.lang.expr / source)."""
+"""Tests for the spec-language elaborator (ccmatic.spec.elaborate / source): each
+expression is elaborated to the checked tree (ccmatic.spec.ir) under a tiny scope and
+then given its meaning as a Z3 term by the one semantics (ccmatic.semantics.evaluate
+over the Z3 domain)."""
 
 from __future__ import annotations
 
@@ -10,10 +13,14 @@ import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ccmatic.errors import SpecError
-from ccmatic.lang.expr import Compiler, Val
-from ccmatic.lang.source import IMPLIES, Source, parse, prepare
-from ccmatic.lang.units import BYTES, COUNT, RATE, SECONDS, Unit
+from ccmatic.core.errors import SpecError
+from ccmatic.core.source import Source
+from ccmatic.core.units import BYTES, COUNT, RATE, SECONDS, Unit
+from ccmatic.semantics.evaluate import Context, value
+from ccmatic.semantics.z3domain import Z3
+from ccmatic.spec import ir
+from ccmatic.spec.elaborate import BaseScope, Elaborator, Index, Typed
+from ccmatic.spec.source import IMPLIES, parse, prepare
 
 X, Y = z3.Reals("x y")
 RR = z3.Real("r")
@@ -25,50 +32,55 @@ NAMES: dict[str, tuple[z3.ExprRef, Unit | None]] = {
     "x": (X, BYTES), "y": (Y, BYTES), "r": (RR, RATE), "d": (D, SECONDS),
     "a": (A, None), "b": (B, None), "c": (C, None), "p": (P, None), "q": (Q, None),
 }
+TERMS: dict[str, z3.ExprRef] = {n: t for n, (t, _) in NAMES.items()} | {f"S_{i}": s for i, s in enumerate(S)}
 
 
-class TinyScope:
+class TinyScope(BaseScope):
     """x, y: bytes; r: bytes/second; d: seconds; a, b, c, p, q: conditions;
-    R = 1 second (a load-time constant); N = 3 (a static integer); S[i]: bytes."""
+    R = 1 second (a load-time constant); N = 3 (a static integer); S[i]: bytes.
+    Every name is a parameter (ir.Param) that :func:`term` maps to its Z3 variable."""
 
-    def __init__(self, source: Source) -> None:
-        self.source = source
-
-    def name(self, ident: str, node: ast.AST) -> Val:
+    def name(self, ident: str, node: ast.AST) -> Typed:
         if ident == "R":
-            return Val.num(Fraction(1), SECONDS)
+            return Typed.num(Fraction(1), SECONDS)
         if ident == "N":
-            return Val.num(Fraction(3))
+            return Typed.num(Fraction(3))
         if ident in NAMES:
-            term, unit = NAMES[ident]
-            return Val(term, unit is None, unit)
-        raise SpecError(self.source.node_loc(node), f"unknown name '{ident}'")
+            _term, unit = NAMES[ident]
+            return Typed(ir.Param(ident, self.source.node_loc(node)), unit is None, unit)
+        raise self.err(node, f"unknown name '{ident}'")
 
-    def index(self, ident: str, index: list, node: ast.AST) -> Val:
+    def index(self, ident: str, index: list[Index], node: ast.AST) -> Typed:
         if ident != "S" or len(index) != 1 or not isinstance(index[0], int) or not 0 <= index[0] < len(S):
-            raise SpecError(self.source.node_loc(node), f"bad index {ident}{index}")
-        return Val(S[index[0]], False, BYTES)
+            raise self.err(node, f"bad index {ident}{index}")
+        return Typed(ir.Param(f"S_{index[0]}", self.source.node_loc(node)), False, BYTES)
 
-    def choose(self, options: list[Val], node: ast.AST) -> Val:
-        raise SpecError(self.source.node_loc(node), "choose() is not available here")
+    def choose(self, options: list[Typed], node: ast.AST) -> Typed:
+        raise self.err(node, "choose() is not available here")
 
     def int_name(self, ident: str) -> int | None:
         return {"N": 3, "R": 1}.get(ident)
 
 
-def compile_src(src: Source) -> Val:
+def term(v: Typed) -> z3.ExprRef:
+    """The meaning of an elaborated expression as a Z3 term."""
+    t = value(v.expr, Context(Z3, param=lambda n: TERMS[n]))
+    return z3.BoolVal(t) if isinstance(t, bool) else t
+
+
+def compile_src(src: Source) -> Typed:
     tree = parse(src, "eval")
     assert isinstance(tree, ast.Expression)
-    return Compiler(TinyScope(src)).expr(tree.body)
+    return Elaborator(TinyScope(src)).expr(tree.body)
 
 
-def comp(text: str) -> Val:
+def comp(text: str) -> Typed:
     return compile_src(Source("<test>", text))
 
 
-def comp_via_prepare(text: str) -> Val:
+def comp_via_prepare(text: str) -> Typed:
     src = Source("<test>", text)
-    return Compiler(TinyScope(src)).expr(ast.parse(prepare(src), mode="eval").body)
+    return Elaborator(TinyScope(src)).expr(ast.parse(prepare(src), mode="eval").body)
 
 
 def valid(f: z3.BoolRef) -> bool:
@@ -79,9 +91,9 @@ def valid(f: z3.BoolRef) -> bool:
     return r == z3.unsat
 
 
-def same(v: Val, expected: z3.ExprRef) -> bool:
-    """The compiled term equals ``expected`` under every assignment."""
-    return valid(v.term == expected)
+def same(v: Typed, expected: z3.ExprRef) -> bool:
+    """The elaborated expression equals ``expected`` under every assignment."""
+    return valid(term(v) == expected)
 
 
 def spec_error(text: str) -> SpecError:
@@ -162,7 +174,7 @@ def test_bool_number_mixups_are_rejected():
         with pytest.raises(SpecError):
             comp(text)
     with pytest.raises(SpecError, match="condition"):
-        Compiler(TinyScope(Source("<t>", "x + 1"))).boolean(ast.parse("x + 1", mode="eval").body)
+        Elaborator(TinyScope(Source("<t>", "x + 1"))).boolean(ast.parse("x + 1", mode="eval").body)
 
 
 def spec_error_or_none(text: str):
@@ -217,12 +229,12 @@ def test_constant_factors_are_linear():
 def test_constant_folding_is_exact():
     v = comp("0.1 + 0.2 == 0.3")
     assert v.is_bool
-    assert z3.is_true(z3.simplify(v.term))
+    assert z3.is_true(z3.simplify(term(v)))
     assert comp("0.1 + 0.2").const == Fraction("0.3") == Fraction(3, 10)
     assert comp("0.1").const == Fraction("0.1")
     assert comp("1 / 3 * 3").const == 1
-    assert z3.is_true(z3.simplify(comp("1 / 3 * 3 == 1").term))
-    assert z3.is_false(z3.simplify(comp("0.1 + 0.2 != 0.3").term))
+    assert z3.is_true(z3.simplify(term(comp("1 / 3 * 3 == 1"))))
+    assert z3.is_false(z3.simplify(term(comp("0.1 + 0.2 != 0.3"))))
     assert comp("-0.25 * 4").const == -1
     assert comp("abs(-1.5)").const == Fraction(3, 2)
     assert comp("2.5e-1").const == Fraction(1, 4)
@@ -245,7 +257,7 @@ def test_max_comprehension():
     assert v.unit == BYTES
     assert same(v, X + 2)
     s = z3.Solver()
-    s.add(z3.Not(v.term == X + 2))
+    s.add(z3.Not(term(v) == X + 2))
     assert s.check() == z3.unsat
 
 
@@ -264,9 +276,9 @@ def test_min_max_sum_comprehensions():
 
 def test_min_max_semantics():
     v = comp("max(x, y)")
-    assert valid(z3.And(v.term >= X, v.term >= Y, z3.Or(v.term == X, v.term == Y)))
+    assert valid(z3.And(term(v) >= X, term(v) >= Y, z3.Or(term(v) == X, term(v) == Y)))
     v = comp("min(x, y, 0)")
-    assert valid(z3.And(v.term <= X, v.term <= Y, v.term <= 0, z3.Or(v.term == X, v.term == Y, v.term == 0)))
+    assert valid(z3.And(term(v) <= X, term(v) <= Y, term(v) <= 0, z3.Or(term(v) == X, term(v) == Y, term(v) == 0)))
     assert comp("max(1, 2.5, -3)").const == Fraction(5, 2)
 
 
@@ -320,7 +332,7 @@ def test_abs():
     v = comp("abs(x - y)")
     assert v.unit == BYTES
     assert same(v, z3.If(X - Y >= 0, X - Y, Y - X))
-    assert valid(v.term >= 0)
+    assert valid(term(v) >= 0)
     assert comp("abs(-3)").const == 3
     assert same(comp("abs(-x)"), z3.If(X >= 0, X, -X))
 
@@ -330,11 +342,11 @@ def test_abs():
 def test_implies_compiles_to_implies():
     v = comp("p => q")
     assert v.is_bool
-    assert z3.is_implies(v.term)
+    assert z3.is_implies(term(v))
     assert same(v, z3.Implies(P, Q))
     assert not same(v, z3.Implies(Q, P))
     v = comp_via_prepare("p=>q")
-    assert z3.is_implies(v.term) and same(v, z3.Implies(P, Q))
+    assert z3.is_implies(term(v)) and same(v, z3.Implies(P, Q))
 
 
 def test_implies_is_right_associative():
@@ -376,7 +388,7 @@ def test_implies_in_comprehension():
     v = comp("all(p => x > i for i in range(2))")
     assert same(v, z3.And(z3.Implies(P, X > 0), z3.Implies(P, X > 1)))
     assert same(v, z3.Implies(P, X > 1))
-    assert valid(comp("all(x > i => x > i - 1 for i in range(2))").term)
+    assert valid(term(comp("all(x > i => x > i - 1 for i in range(2))")))
     assert same(comp("all(S[i] > 0 => S[i + 1] > 0 for i in range(3))"),
                 z3.And([z3.Implies(S[i] > 0, S[i + 1] > 0) for i in range(3)]))
     assert same(comp("any([a => b for i in range(2)])"), z3.Implies(A, B))
@@ -533,14 +545,14 @@ def test_distributivity(a, b, as_decimal):
     assert v.unit == (BYTES if (a, b) != (0, 0) else None)
     assert w.unit == (BYTES if a + b != 0 else None)
     s = z3.Solver()
-    s.add(v.term != w.term)
+    s.add(term(v) != term(w))
     assert s.check() == z3.unsat
     s = z3.Solver()
-    s.add(v.term != (z3.RealVal(a + b) * X))
+    s.add(term(v) != (z3.RealVal(a + b) * X))
     assert s.check() == z3.unsat
     # and it is not trivially true: a different coefficient is distinguishable
     s = z3.Solver()
-    s.add(v.term != z3.RealVal(a + b + Fraction(1, 1000)) * X)
+    s.add(term(v) != z3.RealVal(a + b + Fraction(1, 1000)) * X)
     assert s.check() == z3.sat
 
 

@@ -18,8 +18,9 @@ from fractions import Fraction as F
 import helpers
 import pytest
 
-from ccmatic.config import Buffer, Initial, ModelConfig
-from ccmatic.verify import VerifyReport
+from ccmatic.core.model import Buffer, ModelConfig
+from ccmatic.core.scenario import Initial
+from ccmatic.engine.verify import VerifyReport
 
 NO_PREMISES = Initial()
 
@@ -200,9 +201,15 @@ def test_ideal_serves_tokens() -> None:
 
 @pytest.mark.parametrize("fam", ALL)
 def test_periodic(fam: str) -> None:
+    """periodic = K is CCAC's make_periodic: over the last K steps the trace repeats
+    its first K steps (cwnd, rate, A − L − S, L − Ld and the bottleneck queue)."""
     m = FAMILIES[fam]
-    proved(m, 6, "bq[T-1] == bq[0]", periodic=2)
-    refuted(m, 6, "bq[T-1] == bq[0]")
+    bq = "all(bq[t] == bq[T-2+t] for t in range(2))"
+    proved(m, 6, bq, periodic=2)
+    refuted(m, 6, bq)
+    # the old meaning (the queue at the end equals the queue at step 0) is gone:
+    # bq[T-1] now repeats bq[K-1]
+    refuted(m, 6, "bq[T-1] == bq[0]", periodic=2)
     rate = "all(rate[t] == rate[T-2+t] for t in range(2))"
     proved(m, 6, rate, periodic=2)
     refuted(m, 6, rate)

@@ -1,4 +1,4 @@
-"""Parallel and distributed runs (ccmatic/parallel): the local process executor and
+"""Parallel and distributed runs (ccmatic/engine/parallel): the local process executor and
 Ray, for real — the Ray tests start a local Ray instance with 2 CPUs and stop it
 (no mocks).  Every test runs once per executor.
 
@@ -20,18 +20,22 @@ from typing import Any
 
 import pytest
 
-from ccmatic.cegis import Synthesizer, SynthOptions, variable_term_holes
-from ccmatic.cli import main
-from ccmatic.lang.cca import load_cca
-from ccmatic.library import Library
-from ccmatic.loader import load_query
-from ccmatic.parallel.executor import (
+from ccmatic.cli.main import main
+from ccmatic.core.options import SynthOptions
+from ccmatic.core.scenario import Query
+from ccmatic.engine.cegis import Synthesizer
+from ccmatic.engine.parallel.executor import (
     Executor,
     LocalExecutor,
     RayExecutor,
     map_unordered,
 )
-from ccmatic.parallel.synth import initial_cubes, split_cube, synthesize_parallel
+from ccmatic.engine.parallel.synth import initial_cubes, split_cube, synthesize_parallel
+from ccmatic.engine.templates import variable_term_holes
+from ccmatic.io.library import Library
+from ccmatic.io.objectives import load_objectives
+from ccmatic.io.queries import load_query
+from ccmatic.spec.cca import load_cca
 
 ROOT = Path(__file__).resolve().parent.parent
 T41 = ROOT / "queries" / "table4_1"
@@ -67,10 +71,15 @@ def run(*argv: object) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def load(query: str) -> Query:
+    lib = Library.default()
+    return load_query(T41 / f"{query}.toml", lib, load_objectives(lib))
+
+
 def classes(query: str, sols: list[Any]) -> list[tuple[tuple[str, F], ...]]:
     """Solutions up to the coefficients of constant terms (each class is reported once)."""
-    q = load_query(T41 / f"{query}.toml", Library.default())
-    vh = [h for h in variable_term_holes(load_cca(q.cca_path))]
+    q = load(query)
+    vh = [h for h in variable_term_holes(load_cca(q.scenario.cca_path, q.scenario.cca_text))]
     return sorted(tuple(sorted((h, s.holes[h]) for h in vh if h in s.holes)) for s in sols)
 
 
@@ -79,7 +88,7 @@ SEQUENTIAL: dict[str, list[Any]] = {}
 
 def sequential(query: str) -> list[Any]:
     if query not in SEQUENTIAL:
-        q = load_query(T41 / f"{query}.toml", Library.default())
+        q = load(query)
         res = Synthesizer(q, SynthOptions()).run()
         assert res.status == "complete" and len(res.solutions) == q.expect_solutions
         SEQUENTIAL[query] = res.solutions
@@ -90,7 +99,7 @@ def sequential(query: str) -> list[Any]:
 
 @pytest.mark.parametrize("query", ["G1-T5", "G5-infinite"])
 def test_parallel_synthesis_finds_the_sequential_solutions(executor: Executor, query: str) -> None:
-    q = load_query(T41 / f"{query}.toml", Library.default())
+    q = load(query)
     pr = synthesize_parallel(q, SynthOptions(), executor)
     assert pr.result.status == "complete"
     assert len(pr.result.solutions) == len(sequential(query))
@@ -104,7 +113,7 @@ def test_parallel_synthesis_finds_the_sequential_solutions(executor: Executor, q
 def test_resplitting_and_no_sharing_keep_the_solutions(executor: Executor) -> None:
     """A tiny time slice forces cubes to stop and be split again; without sharing
     no counterexample crosses workers.  Either way: the sequential solutions."""
-    q = load_query(T41 / "G1-T5.toml", Library.default())
+    q = load("G1-T5")
     pr = synthesize_parallel(q, SynthOptions(), executor, cubes_per_worker=1, slice_s=0.05)
     assert pr.parallel.resplits > 0
     assert classes("G1-T5", pr.result.solutions) == classes("G1-T5", sequential("G1-T5"))
@@ -124,7 +133,7 @@ def test_cubes_are_disjoint_and_cover_the_space() -> None:
 # -- independent tasks ----------------------------------------------------------------------------------
 
 def test_map_unordered_returns_every_result(executor: Executor) -> None:
-    from ccmatic.sim.commands import (
+    from ccmatic.cli.simulate import (
         check_flows,  # a library function: Ray workers import it by name
     )
 
@@ -132,20 +141,20 @@ def test_map_unordered_returns_every_result(executor: Executor) -> None:
     assert got == {0: 3, 1: 1, 2: 4, 3: 1, 4: 5}
 
 
-@pytest.mark.parametrize(("setting", "want"), [("qb=6/5", "proved"), ("qb=119/100", "failed")])
+@pytest.mark.parametrize(("setting", "want"), [("qb=6/5", "proved"), ("qb=119/100", "counterexample")])
 def test_proof_lemmas_on_either_executor(executor: Executor, setting: str, want: str) -> None:
-    from ccmatic.config import RunOptions
-    from ccmatic.proof.prove import prove
-    from ccmatic.proof.spec import load_proof
+    from ccmatic.core.options import RunOptions
+    from ccmatic.engine.proof.prove import prove
+    from ccmatic.io.proofs import load_proof
 
     lib = Library.default()
     proof = load_proof(PROOF, lib)
     k, v = setting.split("=")
     proof = proof.with_values({k: F(v)})
-    rep = prove(proof, tuple(str(r.resolve()) for r in lib.roots), RunOptions(60.0, 0), 2, executor=executor)
-    assert rep.result == want
+    rep = prove(proof, RunOptions(60.0, 0), 2, executor=executor)
+    assert rep.verdict == want
     lem = next(x for x in rep.lemmas if x.name == "one_step")
-    assert lem.result == want and (lem.trace is not None) == (want == "failed")
+    assert lem.verdict == want and (lem.trace is not None) == (want == "counterexample")
 
 
 def test_search_grid_on_either_executor(executor: Executor) -> None:
@@ -155,11 +164,16 @@ def test_search_grid_on_either_executor(executor: Executor) -> None:
     code2, out2, _ = run(*args, "--jobs", "2", "--executor", executor.kind)
     par = json.loads(out2)
     assert code == code2 == 0
-    assert (seq["proved"], seq["refuted"]) == (par["proved"], par["refuted"]) == ("6/5", "119/100")
+    assert (seq["proved"], seq["counterexample"]) == (par["proved"], par["counterexample"]) == ("6/5", "119/100")
 
 
 def test_evaluate_grid_on_either_executor(executor: Executor, tmp_path: Path) -> None:
-    from ccmatic.sim.evaluate import Task, evaluate
+    from ccmatic.sim.grid import Task, run_task
+
+    def evaluate(tasks: list[Task], ex: Executor) -> list[dict[str, Any]]:
+        """Every task on the executor; rows in task order (the evaluate command's loop)."""
+        rows = dict(map_unordered(ex, run_task, tasks))
+        return [rows[i] for i in range(len(tasks))]
 
     cca = ROOT / "templates" / "reno.cca"
     tasks = [Task(str(cca), "reno", "cbr_delay", 24, 20, F(b), 3, 1, 0, cca.read_text()) for b in ("1/2", "2")]

@@ -5,7 +5,7 @@ bad input.
 The proof files live in ``tests/data/proofs/`` and use cheap models and small
 horizons (T = 3..6).  Most tests come in tight pairs: the same file proves with one
 constant and fails with a slightly different one, so a checker that answered
-"proved" (or "failed") for everything would not pass.  The thresholds are computed
+"proved" (or "counterexample") for everything would not pass.  The thresholds are computed
 by hand in the comments of ``const_rate-ideal.toml``: on the ideal link (C = 100,
 R = 1, MSS <= C R / 5 = 20) const_rate sends exactly MSS per step, so
 
@@ -31,8 +31,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ccmatic.cli import main
-from ccmatic.proof.search import next_probe, simplest_between
+from ccmatic.cli.main import main
+from ccmatic.engine.proof.search import next_probe, simplest_between
 
 PROOFS = Path(__file__).parent / "data" / "proofs"
 BAD = PROOFS / "bad"
@@ -67,7 +67,7 @@ def lemma(d: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def lemma_results(d: dict[str, Any]) -> dict[str, str]:
-    return {lem["name"]: lem["result"] for lem in d["lemmas"]}
+    return {lem["name"]: lem["verdict"] for lem in d["lemmas"]}
 
 
 def check(d: dict[str, Any], prefix: str) -> dict[str, Any]:
@@ -103,22 +103,22 @@ def without_times(d: Any) -> Any:
 def test_small_proof_proved_json() -> None:
     code, d = prove(MAIN)
     assert code == 0
-    assert d["result"] == "proved"
-    assert {"result", "lemmas", "coverage", "graph", "stitching"} <= d.keys()
+    assert d["verdict"] == "proved"
+    assert {"verdict", "lemmas", "coverage", "graph", "stitching"} <= d.keys()
     assert d["T"] == 4 and d["constants"] == {"k": "1", "qb": "6/5", "w": "1"}
     assert [lem["name"] for lem in d["lemmas"]] == ["rate_bound", "one_step", "drains", "closed"]
     for lem in d["lemmas"]:
-        assert {"name", "result", "time_s"} <= lem.keys()
-        assert lem["result"] == "proved"
+        assert {"name", "verdict", "time_s"} <= lem.keys()
+        assert lem["verdict"] == "proved"
         assert isinstance(lem["time_s"], float) and lem["time_s"] >= 0
         assert "trace" not in lem and not lem.get("vacuous")
-    assert d["coverage"]["result"] == "proved"
+    assert d["coverage"]["verdict"] == "proved"
     whats = [s["what"] for s in d["stitching"]]
     assert any(w.startswith("stitching: High --[drains]--> Low") for w in whats)
     assert any(w.startswith("stitching: Low --[closed]--> Low") for w in whats)
-    assert all(s["result"] == "proved" for s in d["stitching"]), d["stitching"]
+    assert all(s["verdict"] == "proved" for s in d["stitching"]), d["stitching"]
     g = d["graph"]
-    assert g["result"] == "ok" and g["problems"] == []
+    assert g["verdict"] == "proved" and g["problems"] == []
     assert {(e["from"], e["to"]) for e in g["edges"]} == {("High", "Low"), ("High", "High"), ("Low", "Low")}
 
 
@@ -129,7 +129,7 @@ def test_small_proof_text_output() -> None:
     for name in ("rate_bound", "one_step", "drains", "closed"):
         line = next(x for x in out.splitlines() if x.strip().startswith(f"lemma {name} "))
         assert "proved" in line
-    assert "FAILED" not in out and "counterexample" not in out
+    assert "COUNTEREXAMPLE" not in out and "counterexample" not in out
     assert "checking const_rate-ideal" in err  # progress goes to stderr, not stdout
 
 
@@ -144,13 +144,13 @@ def test_jobs_2_same_as_jobs_1() -> None:
     code2, d2 = prove(MAIN, "--set", "qb=119/100", jobs=2)
     assert (code1, code2) == (1, 1)
     assert lemma_results(d1) == lemma_results(d2) == {
-        "rate_bound": "proved", "one_step": "failed", "drains": "proved", "closed": "proved"}
+        "rate_bound": "proved", "one_step": "counterexample", "drains": "proved", "closed": "proved"}
     assert "trace" in lemma(d2, "one_step")
 
 
 def test_T_override() -> None:
     code, d = prove(MAIN, "--T", "3")
-    assert code == 0 and d["T"] == 3 and d["result"] == "proved"
+    assert code == 0 and d["T"] == 3 and d["verdict"] == "proved"
     code, d = prove(MAIN, "--T", "3", "--set", "qb=119/100", jobs=2)  # the workers get T too
     assert code == 1 and len(lemma(d, "one_step")["trace"]["aggregate"]["bq"]) == 3
     expect_one_error_line(("prove", MAIN, "--T", "1"), "--T", None, None, ("T must be at least 2",))
@@ -161,13 +161,13 @@ def test_example_proof_needs_its_horizon() -> None:
     graph do not depend on T and still hold (in pure logic); B.4.1 (consistent beliefs
     stay consistent) holds at any T; some lemma needs the longer window."""
     code, d = prove(Path("cc_qdel-ccac"), "--T", "5", jobs=2)
-    assert code == 1 and d["result"] == "failed" and d["T"] == 5
-    assert d["coverage"]["result"] == "proved"
-    assert all(s["result"] == "proved" for s in d["stitching"]), d["stitching"]
+    assert code == 1 and d["verdict"] == "counterexample" and d["T"] == 5
+    assert d["coverage"]["verdict"] == "proved"
+    assert all(s["verdict"] == "proved" for s in d["stitching"]), d["stitching"]
     assert all(s["method"] == "logic" for s in d["stitching"] if s["what"].startswith("stitching")), d["stitching"]
-    assert d["graph"]["result"] == "ok"
-    assert lemma(d, "B.4.1")["result"] == "proved"
-    failed = [lem for lem in d["lemmas"] if lem["result"] == "failed"]
+    assert d["graph"]["verdict"] == "proved"
+    assert lemma(d, "B.4.1")["verdict"] == "proved"
+    failed = [lem for lem in d["lemmas"] if lem["verdict"] == "counterexample"]
     assert failed and all(len(lem["trace"]["aggregate"]["S"]) == 5 for lem in failed)
 
 
@@ -175,25 +175,25 @@ def test_example_proof_needs_its_horizon() -> None:
 
 @pytest.mark.parametrize(("setting", "name", "want"), [
     ("qb=6/5", "one_step", "proved"),      # the hand-computed threshold
-    ("qb=119/100", "one_step", "failed"),  # just below it
+    ("qb=119/100", "one_step", "counterexample"),  # just below it
     ("k=1", "rate_bound", "proved"),
-    ("k=99/100", "rate_bound", "failed"),
+    ("k=99/100", "rate_bound", "counterexample"),
 ])
 def test_constant_tight_pairs(setting: str, name: str, want: str) -> None:
     code, d = prove(MAIN, "--set", setting)
     key, value = setting.split("=")
     assert d["constants"][key] == value
-    assert lemma(d, name)["result"] == want
+    assert lemma(d, name)["verdict"] == want
     others = {n: r for n, r in lemma_results(d).items() if n != name}
     assert set(others.values()) == {"proved"}, others
-    assert d["result"] == want and code == (0 if want == "proved" else 1)
+    assert d["verdict"] == want and code == (0 if want == "proved" else 1)
 
 
 def test_wrong_constant_counterexample_json() -> None:
     code, d = prove(MAIN, "--set", "qb=119/100")
-    assert code == 1 and d["result"] == "failed"
+    assert code == 1 and d["verdict"] == "counterexample"
     lem = lemma(d, "one_step")
-    assert lem["result"] == "failed"
+    assert lem["verdict"] == "counterexample"
     tr = lem["trace"]
     assert tr["T"] == 4 and tr["N"] == 1
     p = params(tr)
@@ -214,19 +214,19 @@ def test_wrong_constant_text_names_the_lemma() -> None:
     code, out, err = run("prove", MAIN, "--jobs", "1", "--set", "qb=119/100")
     assert code == 1
     line = next(x for x in out.splitlines() if x.strip().startswith("lemma one_step "))
-    assert "FAILED" in line
+    assert "COUNTEREXAMPLE" in line
     assert "counterexample to lemma one_step" in out
     assert out.count("counterexample to lemma") == 1
-    assert any(x.startswith("FAILED") for x in out.splitlines())
-    assert "lemma one_step: FAILED" in err  # the progress line
+    assert any(x.startswith("COUNTEREXAMPLE") for x in out.splitlines())
+    assert "lemma one_step: COUNTEREXAMPLE" in err  # the progress line
 
 
 # -- 3. the transition graph ------------------------------------------------------------------
 
 def test_graph_control_is_proved() -> None:
     code, d = prove(PROOFS / "graph_ok.toml")
-    assert code == 0 and d["result"] == "proved"
-    assert d["graph"]["result"] == "ok" and d["graph"]["problems"] == []
+    assert code == 0 and d["verdict"] == "proved"
+    assert d["graph"]["verdict"] == "proved" and d["graph"]["problems"] == []
 
 
 @pytest.mark.parametrize(("name", "needles"), [
@@ -236,9 +236,9 @@ def test_graph_control_is_proved() -> None:
 ])
 def test_graph_problems(name: str, needles: tuple[str, ...]) -> None:
     code, d = prove(PROOFS / f"{name}.toml")
-    assert code == 1 and d["result"] == "failed"
+    assert code == 1 and d["verdict"] == "counterexample"
     g = d["graph"]
-    assert g["result"] == "failed"
+    assert g["verdict"] == "counterexample"
     assert any(all(n in prob for n in needles) for prob in g["problems"]), g["problems"]
     assert set(lemma_results(d).values()) == {"proved"}  # the lemmas are trivially true
 
@@ -247,8 +247,8 @@ def test_graph_cycle_is_the_only_failure() -> None:
     """graph_cycle differs from graph_ok by the edge B -> A: everything else proves."""
     code, d = prove(PROOFS / "graph_cycle.toml")
     assert code == 1
-    assert d["coverage"]["result"] == "proved"
-    assert all(s["result"] == "proved" for s in d["stitching"]), d["stitching"]
+    assert d["coverage"]["verdict"] == "proved"
+    assert all(s["verdict"] == "proved" for s in d["stitching"]), d["stitching"]
     probs = d["graph"]["problems"]
     assert len(probs) == 1 and "cycle" in probs[0]
     assert "A -> B -> A" in probs[0] or "B -> A -> B" in probs[0]
@@ -259,9 +259,9 @@ def test_graph_cycle_is_the_only_failure() -> None:
 
 def test_coverage_missing_equality_fails() -> None:
     code, d = prove(PROOFS / "coverage_gap.toml")
-    assert code == 1 and d["result"] == "failed"
+    assert code == 1 and d["verdict"] == "counterexample"
     cov = d["coverage"]
-    assert cov["result"] == "failed"
+    assert cov["verdict"] == "counterexample"
     assert "Above" in cov["what"] and "Below" in cov["what"]
     # the counterexample sits exactly on the hole: c_lo = C at the first step
     tr = cov["trace"]
@@ -270,7 +270,7 @@ def test_coverage_missing_equality_fails() -> None:
 
 def test_coverage_closed_gap_is_proved() -> None:
     _code, d = prove(PROOFS / "coverage_gap.toml", "--set", "gap=1/100")
-    assert d["coverage"]["result"] == "proved"
+    assert d["coverage"]["verdict"] == "proved"
     assert "trace" not in d["coverage"]
 
 
@@ -278,46 +278,46 @@ def test_coverage_closed_gap_is_proved() -> None:
 
 def test_stitching_unjustified_transition_fails() -> None:
     code, d = prove(PROOFS / "stitch_weak.toml")
-    assert code == 1 and d["result"] == "failed"
+    assert code == 1 and d["verdict"] == "counterexample"
     assert set(lemma_results(d).values()) == {"proved"}
     bad = check(d, "stitching: High --[drains]--> Low")
-    assert bad["result"] == "failed"
-    assert check(d, "stitching: Low --[closed]--> Low")["result"] == "proved"
+    assert bad["verdict"] == "counterexample"
+    assert check(d, "stitching: Low --[closed]--> Low")["verdict"] == "proved"
     # the counterexample starts in High and is not in Low at the last step
     tr = bad["trace"]
     p = params(tr)
     bq = agg(tr, "bq")
     assert bq[0] > p["C"] * p["R"] and bq[-1] > p["C"] * p["R"]
-    assert d["coverage"]["result"] == "proved" and d["graph"]["result"] == "ok"
+    assert d["coverage"]["verdict"] == "proved" and d["graph"]["verdict"] == "proved"
 
 
 def test_stitching_control_with_loop_is_proved() -> None:
     """const_rate-ideal.toml is stitch_weak.toml plus High's self-loop with progress."""
     _code, d = prove(MAIN)
-    assert check(d, "stitching: High --[drains]--> Low")["result"] == "proved"
+    assert check(d, "stitching: High --[drains]--> Low")["verdict"] == "proved"
 
 
 # -- 6. progress --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("f", "want"), [("1", "failed"), ("101/100", "proved")])
+@pytest.mark.parametrize(("f", "want"), [("1", "counterexample"), ("101/100", "proved")])
 def test_progress_factor_must_exceed_one(f: str, want: str) -> None:
     _code, d = prove(PROOFS / "progress_factor.toml", "--set", f"f={f}")
     entry = check(d, "progress: factor of 'shrink'")
-    assert entry["result"] == want
-    if want == "failed":
-        assert d["result"] == "failed"
+    assert entry["verdict"] == want
+    if want == "counterexample":
+        assert d["verdict"] == "counterexample"
 
 
-@pytest.mark.parametrize(("w", "want"), [("1", "proved"), ("101/100", "failed")])
+@pytest.mark.parametrize(("w", "want"), [("1", "proved"), ("101/100", "counterexample")])
 def test_progress_case_must_apply(w: str, want: str) -> None:
     """drain's case applies when bq[0] > w C R; the state High is bq > C R, so w = 1
     covers it and w = 101/100 leaves C R < bq <= 1.01 C R without a case."""
     code, d = prove(MAIN, "--set", f"w={w}")
     entry = check(d, "progress: in High, a case of 'drain' applies")
-    assert entry["result"] == want
+    assert entry["verdict"] == want
     assert set(lemma_results(d).values()) == {"proved"}
-    assert d["result"] == want and code == (0 if want == "proved" else 1)
-    if want == "failed":
+    assert d["verdict"] == want and code == (0 if want == "proved" else 1)
+    if want == "counterexample":
         tr = entry["trace"]
         p = params(tr)
         bq0 = agg(tr, "bq")[0]
@@ -331,48 +331,48 @@ def test_search_bisection_finds_the_hand_computed_threshold() -> None:
     code, d = search(MAIN, "one_step", "qb", "--tol", str(tol))
     assert code == 0
     assert (d["lemma"], d["constant"], d["easier"]) == ("one_step", "qb", "up")
-    proved, refuted = Fraction(d["proved"]), Fraction(d["refuted"])  # exact rational strings
+    proved, refuted = Fraction(d["proved"]), Fraction(d["counterexample"])  # exact rational strings
     assert refuted < Fraction(6, 5) <= proved  # easier "up": proved is above refuted
     assert proved - refuted <= tol
     assert Fraction(d["width"]) == proved - refuted
     assert d["monotone"] == "verified" and d["unknown"] == []
     values = [Fraction(p["value"]) for p in d["probes"]]
     assert values[:2] == [Fraction(3), Fraction(0)]  # the easy end, then the hard end
-    assert {p["result"] for p in d["probes"]} <= {"proved", "refuted"}
-    assert d["counterexample"] is not None
-    cex = d["counterexample"]
+    assert {p["verdict"] for p in d["probes"]} <= {"proved", "counterexample"}
+    assert d["trace"] is not None
+    cex = d["trace"]
     p = params(cex)
     bq = agg(cex, "bq")
     assert bq[0] <= 2 * p["C"] * p["R"] and bq[1] > refuted * p["C"] * p["R"]
     # the answer is a tight pair for prove
     code, dp = prove(MAIN, "--set", f"qb={d['proved']}")
-    assert code == 0 and lemma(dp, "one_step")["result"] == "proved"
-    code, dr = prove(MAIN, "--set", f"qb={d['refuted']}")
-    assert code == 1 and lemma(dr, "one_step")["result"] == "failed"
+    assert code == 0 and lemma(dp, "one_step")["verdict"] == "proved"
+    code, dr = prove(MAIN, "--set", f"qb={d['counterexample']}")
+    assert code == 1 and lemma(dr, "one_step")["verdict"] == "counterexample"
 
 
 def test_search_rate_bound_brackets_one() -> None:
     tol = Fraction(1, 20)
     code, d = search(MAIN, "rate_bound", "k", "--tol", str(tol))
     assert code == 0
-    proved, refuted = Fraction(d["proved"]), Fraction(d["refuted"])
+    proved, refuted = Fraction(d["proved"]), Fraction(d["counterexample"])
     assert refuted < 1 <= proved and proved - refuted <= tol
 
 
 def test_search_grid() -> None:
     code, d = search(MAIN, "one_step", "qb", "--grid", "13/10,1,6/5,11/10")
     assert code == 0
-    assert (d["proved"], d["refuted"]) == ("6/5", "11/10")
-    got = {Fraction(p["value"]): p["result"] for p in d["probes"]}
+    assert (d["proved"], d["counterexample"]) == ("6/5", "11/10")
+    got = {Fraction(p["value"]): p["verdict"] for p in d["probes"]}
     assert got == {Fraction(13, 10): "proved", Fraction(6, 5): "proved",
-                   Fraction(11, 10): "refuted", Fraction(1): "refuted"}
+                   Fraction(11, 10): "counterexample", Fraction(1): "counterexample"}
     assert d["monotone"] == "verified"
 
 
 def test_search_easy_end_refuted() -> None:
     code, d = search(MAIN, "one_step", "qb", "--lo", "0", "--hi", "1")
     assert code == 1
-    assert d["proved"] is None and d["refuted"] == "1"
+    assert d["proved"] is None and d["counterexample"] == "1"
     assert [p["value"] for p in d["probes"]] == ["1"]
 
 
@@ -383,9 +383,9 @@ def test_search_cache(tmp_path: Path) -> None:
     assert code1 == code2 == 0
     assert not any(p.get("cached") for p in d1["probes"])
     assert d2["probes"] and all(p.get("cached") is True for p in d2["probes"])
-    assert [(p["value"], p["result"]) for p in d1["probes"]] == [(p["value"], p["result"]) for p in d2["probes"]]
-    assert (d1["proved"], d1["refuted"]) == (d2["proved"], d2["refuted"])
-    assert d2["counterexample"] == d1["counterexample"]
+    assert [(p["value"], p["verdict"]) for p in d1["probes"]] == [(p["value"], p["verdict"]) for p in d2["probes"]]
+    assert (d1["proved"], d1["counterexample"]) == (d2["proved"], d2["counterexample"])
+    assert d2["trace"] == d1["trace"]
     # another question is not answered from the cache
     _code, d3 = search(MAIN, "rate_bound", "k", "--cache", cache)
     assert not any(p.get("cached") for p in d3["probes"])
@@ -401,7 +401,7 @@ def test_prove_cache(tmp_path: Path) -> None:
     assert lemma(d2, "one_step")["trace"] == lemma(d1, "one_step")["trace"]
     # a different constant is a different question
     _c, d3 = prove(MAIN, "--set", "qb=6/5", "--cache", cache)
-    assert lemma(d3, "one_step")["result"] == "proved" and not lemma(d3, "one_step").get("cached")
+    assert lemma(d3, "one_step")["verdict"] == "proved" and not lemma(d3, "one_step").get("cached")
 
 
 # -- 8. bad input --------------------------------------------------------------------------------
@@ -490,7 +490,7 @@ def test_good_twin_of_unit_mismatch_is_proved(tmp_path: Path) -> None:
     good = tmp_path / "unit_ok.toml"
     good.write_text(text.replace("u * MSS * (T - 1)", "u * MSS / R * (T - 1)"))
     code, d = prove(good)
-    assert code == 0 and d["result"] == "proved"
+    assert code == 0 and d["verdict"] == "proved"
 
 
 def test_unit_error_does_not_depend_on_the_constant_value() -> None:
@@ -504,15 +504,15 @@ def test_unit_error_does_not_depend_on_the_constant_value() -> None:
 def test_timeout_gives_unknown_not_proved() -> None:
     path = PROOFS / "timeout.toml"
     code, d = prove(path)  # control: both lemmas are true and provable
-    assert code == 0 and d["result"] == "proved"
+    assert code == 0 and d["verdict"] == "proved"
     code, d = prove(path, "--timeout", "0.001")
     results = lemma_results(d)
     assert set(results.values()) <= {"proved", "unknown"}
     assert "unknown" in results.values(), results  # needs ~0.1 s, gets 1 ms
     for lem in d["lemmas"]:
-        if lem["result"] == "unknown":
+        if lem["verdict"] == "unknown":
             assert lem.get("reason"), lem
-    assert d["result"] == "unknown" and code == 3
+    assert d["verdict"] == "unknown" and code == 3
     code, out, _err = run("prove", path, "--jobs", "1", "--timeout", "0.001")
     assert code == 3 and "UNKNOWN" in out and "PROVED" not in out
 
@@ -520,7 +520,7 @@ def test_timeout_gives_unknown_not_proved() -> None:
 def test_search_timeout_proves_nothing() -> None:
     code, d = search(PROOFS / "timeout.toml", "c_lo_bounded", "k", "--timeout", "0.001")
     assert code == 3
-    assert d["proved"] is None and d["refuted"] is None
+    assert d["proved"] is None and d["counterexample"] is None
     assert d["unknown"] == ["2"]  # the easy end, counted as not proved
 
 
@@ -529,8 +529,8 @@ def test_search_timeout_proves_nothing() -> None:
 def test_vacuous_lemma_is_flagged() -> None:
     code, d = prove(PROOFS / "vacuous.toml")
     assert code == 0
-    assert lemma(d, "vacuous")["result"] == "proved" and lemma(d, "vacuous").get("vacuous") is True
-    assert lemma(d, "honest")["result"] == "proved" and not lemma(d, "honest").get("vacuous")
+    assert lemma(d, "vacuous")["verdict"] == "proved" and lemma(d, "vacuous").get("vacuous") is True
+    assert lemma(d, "honest")["verdict"] == "proved" and not lemma(d, "honest").get("vacuous")
     _code, out, _err = run("prove", PROOFS / "vacuous.toml", "--jobs", "1")
     line = next(x for x in out.splitlines() if x.strip().startswith("lemma vacuous "))
     assert "vacuous" in line.split("lemma vacuous", 1)[1]
@@ -543,12 +543,12 @@ def test_prove_single_lemma() -> None:
     code, d = prove(MAIN, "--lemma", "one_step")
     assert lemma_results(d) == {"rate_bound": "unknown", "one_step": "proved", "drains": "unknown",
                                 "closed": "unknown"}
-    assert all("not checked" in lem["reason"] for lem in d["lemmas"] if lem["result"] == "unknown")
-    assert d["result"] == "unknown" and code == 3
-    assert d["coverage"]["result"] == "proved" and d["graph"]["result"] == "ok"
+    assert all("not checked" in lem["reason"] for lem in d["lemmas"] if lem["verdict"] == "unknown")
+    assert d["verdict"] == "unknown" and code == 3
+    assert d["coverage"]["verdict"] == "proved" and d["graph"]["verdict"] == "proved"
     code, d = prove(MAIN, "--lemma", "one_step", "--set", "qb=119/100")
-    assert lemma(d, "one_step")["result"] == "failed" and "trace" in lemma(d, "one_step")
-    assert d["result"] == "failed" and code == 1
+    assert lemma(d, "one_step")["verdict"] == "counterexample" and "trace" in lemma(d, "one_step")
+    assert d["verdict"] == "counterexample" and code == 1
     code, out, err = run("prove", MAIN, "--lemma", "nope")
     assert code == 2 and out == "" and len(err.splitlines()) == 1 and "no lemma named 'nope'" in err
 
@@ -557,9 +557,9 @@ def test_unbounded_progress_is_not_a_proof() -> None:
     """A progress measure must stay within its declared bound in its state; A[t] <= 10 C R
     does not hold in 'Busy' (anything goes there), so the proof is refused."""
     code, d = prove(PROOFS / "unbounded_progress.toml")
-    assert d["result"] != "proved" and code != 0
+    assert d["verdict"] != "proved" and code != 0
     bad = [s for s in d["stitching"] if "within its bound" in s["what"]]
-    assert bad and all(s["result"] == "failed" for s in bad)
+    assert bad and all(s["verdict"] == "counterexample" for s in bad)
 
 
 # -- 10. simplest_between / next_probe ----------------------------------------------------------
@@ -637,13 +637,13 @@ SHIPPED = sorted((Path(__file__).resolve().parent.parent / "proofs").glob("*.tom
 def test_shipped_proof_gives_its_expected_result(path: Path) -> None:
     code, d = prove(path, jobs=2)
     assert "expect" in d, f"{path.name} declares no expected result"
-    assert d["result"] == d["expect"], [(lem["name"], lem["result"]) for lem in d["lemmas"]]
-    assert code == {"proved": 0, "failed": 1}[d["expect"]]
+    assert d["verdict"] == d["expect"], [(lem["name"], lem["verdict"]) for lem in d["lemmas"]]
+    assert code == {"proved": 0, "counterexample": 1}[d["expect"]]
     if d["expect"] == "proved":
-        assert d["coverage"]["result"] == "proved" and d["graph"]["result"] == "ok"
-        assert all(s["result"] == "proved" for s in d["stitching"])
-    else:  # a failed proof shows an exactly re-checked counterexample for a failed lemma
-        assert any(lem["result"] == "failed" and lem.get("trace") for lem in d["lemmas"])
+        assert d["coverage"]["verdict"] == "proved" and d["graph"]["verdict"] == "proved"
+        assert all(s["verdict"] == "proved" for s in d["stitching"])
+    else:  # a refuted proof shows an exactly re-checked counterexample for a lemma
+        assert any(lem["verdict"] == "counterexample" and lem.get("trace") for lem in d["lemmas"])
 
 
 def test_cc_qdel_utilization_tight_pair() -> None:
@@ -651,9 +651,9 @@ def test_cc_qdel_utilization_tight_pair() -> None:
     `ccmatic search` finds); a wrong constant fails with a counterexample."""
     cc = Path(__file__).resolve().parent.parent / "proofs" / "cc_qdel-ccac.toml"
     code, d = prove(cc, "--lemma", "B.4.7", "--set", "util=5/6", jobs=1)
-    assert lemma(d, "B.4.7")["result"] == "proved"
+    assert lemma(d, "B.4.7")["verdict"] == "proved"
     code, d = prove(cc, "--lemma", "B.4.7", "--set", "util=21/25", jobs=1)
-    assert code == 1 and lemma(d, "B.4.7")["result"] == "failed"
+    assert code == 1 and lemma(d, "B.4.7")["verdict"] == "counterexample"
     tr = lemma(d, "B.4.7")["trace"]
     S = [Fraction(x) for x in tr["aggregate"]["S"]]
     C, D = Fraction(tr["params"]["C"]), Fraction(tr["params"]["D"])
@@ -678,8 +678,8 @@ def test_cca_state_variables_keep_their_units(tmp_path: Path) -> None:
     """'recover' is declared in bytes in aimd.cca: comparing it with A type-checks (it
     used to read as dimensionless), and the invariant is checked to hold again."""
     code, d = prove(PROOFS / "aimd_state_units.toml")
-    assert code == 0 and d["result"] == "proved"
-    assert lemma(d, "[initial] holds again")["result"] == "proved"
+    assert code == 0 and d["verdict"] == "proved"
+    assert lemma(d, "[initial] holds again")["verdict"] == "proved"
     bad = PROOFS / "aimd_state_units.toml"
     text = bad.read_text().replace('invariant = "recover[t] <= A[t]"', 'invariant = "recover[t] <= R"')
     tmp = tmp_path / "units.toml"
@@ -710,7 +710,7 @@ def test_a_loop_variable_before_step_zero_is_an_error(tmp_path: Path) -> None:
     assert code == 2 and not out and "before the first step" in err
     path.write_text(text.replace("range(T)", "range(1, T)"))
     code, d = prove(path)
-    assert code == 0 and lemma(d, "rate_bound")["result"] == "proved"
+    assert code == 0 and lemma(d, "rate_bound")["verdict"] == "proved"
 
 
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "proofs"
@@ -722,9 +722,9 @@ def test_aimd_window_bound_is_ccacs_exactly(constant: str, holds: str, fails: st
     and 59/20 C R + MSS is not: a counterexample, re-checked, ends above it."""
     path = SHIPPED_DIR / "aimd-ccac.toml"
     _code, d = prove(path, "--lemma", "stay", "--set", f"{constant}={holds}")
-    assert lemma(d, "stay")["result"] == "proved"   # exit 3: the other lemmas were not checked
+    assert lemma(d, "stay")["verdict"] == "proved"   # exit 3: the other lemmas were not checked
     code, d = prove(path, "--lemma", "stay", "--set", f"{constant}={fails}")
-    assert code == 1 and lemma(d, "stay")["result"] == "failed"
+    assert code == 1 and lemma(d, "stay")["verdict"] == "counterexample"
     tr = lemma(d, "stay")["trace"]
     cwnd = [Fraction(x) for x in tr["flows"][0]["cwnd"]]
     C, mss = Fraction(tr["params"]["C"]), Fraction(tr["params"]["MSS"])
@@ -735,9 +735,9 @@ def test_copa_steady_queue_bound_tight_pair() -> None:
     """Copa's steady state keeps the queue <= 28/5 C R at every step; 50/9 is refuted."""
     path = SHIPPED_DIR / "copa-ccac.toml"
     _code, d = prove(path, "--lemma", "bounded", "--set", "qall=28/5")
-    assert lemma(d, "bounded")["result"] == "proved"
+    assert lemma(d, "bounded")["verdict"] == "proved"
     code, d = prove(path, "--lemma", "bounded", "--set", "qall=50/9")
-    assert code == 1 and lemma(d, "bounded")["result"] == "failed"
+    assert code == 1 and lemma(d, "bounded")["verdict"] == "counterexample"
 
 
 def _with_drain_measures(tmp_path: Path, measures: str, order: str | None) -> Path:
@@ -757,11 +757,11 @@ def test_lexicographic_progress_ranks_the_measures(tmp_path: Path) -> None:
     * lexicographic, S first: S never improves and degrades, so 'drains' fails."""
     two = '["bq[t] >= C * R", "S[t] >= 0"]'
     code, d = prove(_with_drain_measures(tmp_path, two, None))
-    assert code == 1 and lemma(d, "drains")["result"] == "failed"
+    assert code == 1 and lemma(d, "drains")["verdict"] == "counterexample"
     code, d = prove(_with_drain_measures(tmp_path, two, "lexicographic"))
-    assert code == 0 and d["result"] == "proved"
+    assert code == 0 and d["verdict"] == "proved"
     code, d = prove(_with_drain_measures(tmp_path, '["S[t] >= 0", "bq[t] >= C * R"]', "lexicographic"))
-    assert code == 1 and lemma(d, "drains")["result"] == "failed"
+    assert code == 1 and lemma(d, "drains")["verdict"] == "counterexample"
 
 
 def test_progress_order_must_be_known_and_shared(tmp_path: Path) -> None:
@@ -788,7 +788,7 @@ def test_search_refuses_a_constant_the_invariant_reads() -> None:
     assert len(lines) == 1 and "read by the proof's invariant" in lines[0], lines
     assert re.match(rf"{re.escape(str(path))}:\d+:\d+: error:", lines[0])
     code, d = search(path, "stay", "wmax", "--lo", "2", "--hi", "4", "--tol", "1/4")
-    assert code == 0 and Fraction(d["proved"]) == 3 and Fraction(d["refuted"]) >= Fraction(11, 4)
+    assert code == 0 and Fraction(d["proved"]) == 3 and Fraction(d["counterexample"]) >= Fraction(11, 4)
 
 
 def test_the_initial_check_can_be_named_with_lemma(tmp_path: Path) -> None:
@@ -798,10 +798,10 @@ def test_the_initial_check_can_be_named_with_lemma(tmp_path: Path) -> None:
     path = SHIPPED_DIR / "aimd-ccac.toml"
     name = "[initial] holds again"
     _code, d = prove(path, "--lemma", name)
-    assert lemma(d, name)["result"] == "proved"
-    assert lemma(d, "stay")["result"] == "unknown"   # not checked
+    assert lemma(d, name)["verdict"] == "proved"
+    assert lemma(d, "stay")["verdict"] == "unknown"   # not checked
     code, d = prove(path, "--lemma", name, "--set", "umax=5/2")
-    assert code == 1 and lemma(d, name)["result"] == "failed"
+    assert code == 1 and lemma(d, name)["verdict"] == "counterexample"
     code, out, err = run("prove", MAIN, "--lemma", name, "--jobs", "1")
     assert code == 2 and not out and len(err.strip().splitlines()) == 1 and "no [initial]" in err
 
@@ -812,8 +812,12 @@ B42 = Path(__file__).resolve().parent.parent / "proofs" / "experimental" / "cc_q
 
 
 def _b42(lemma_name: str, *overrides: tuple[str, str]) -> dict[str, Any]:
-    from ccmatic.proof.prove import LemmaTask, run_lemma_task
-    return run_lemma_task(LemmaTask(str(B42), (str(B42.parent.parent.parent),), lemma_name, tuple(overrides), None, None, 0, None))
+    from ccmatic.core.options import RunOptions
+    from ccmatic.engine.proof.prove import LemmaTask, run_lemma_task
+    from ccmatic.io.library import Library
+    from ccmatic.io.proofs import load_proof
+    proof = load_proof(B42, Library.default()).with_values({k: Fraction(v) for k, v in overrides})
+    return run_lemma_task(LemmaTask(proof, lemma_name, RunOptions(None, 0), None))
 
 
 @pytest.mark.slow
@@ -825,9 +829,9 @@ def test_b42_far_recovers_but_the_near_band_refutes_the_thesis_lemma() -> None:
     stated: c_lo stays above C, neither belief moves 1.1x, and the initial queue (which
     beta >= 3 C (R + D) does not bound) exceeds the inflight objective."""
     far = _b42("B.4.2-far")
-    assert far["result"] == "proved" and not far["vacuous"]
+    assert far["verdict"] == "proved" and not far["vacuous"]
     near = _b42("B.4.2-near", ("util", "1/2"), ("inflight", "100"))
-    assert near["result"] == "failed" and near["trace"]
+    assert near["verdict"] == "counterexample" and near["trace"]
     tr = near["trace"]
     p = {k: Fraction(v) for k, v in tr["params"].items() if v is not None}
     C, R, D = p["C"], p["R"], p["D"]

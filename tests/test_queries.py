@@ -9,18 +9,28 @@ from pathlib import Path
 
 import pytest
 
-from ccmatic.config import RunOptions
-from ccmatic.library import Library
-from ccmatic.loader import load_query
-from ccmatic.verify import ConcreteTrace, Counterexample, Proved, verify
+from ccmatic.core.errors import Loc
+from ccmatic.core.options import RunOptions
+from ccmatic.core.results import ConcreteTrace, Counterexample, Proved
+from ccmatic.core.scenario import Objective, Query
+from ccmatic.core.source import Source
+from ccmatic.engine.verify import verify
+from ccmatic.io.library import Library
+from ccmatic.io.objectives import load_objectives
+from ccmatic.io.queries import load_query
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = sorted((ROOT / "queries" / "verify").glob("*.toml"))
 OPTS = RunOptions(timeout_s=300, seed=0)
 
 
+def _load(path: Path) -> Query:
+    lib = Library.default()
+    return load_query(path, lib, load_objectives(lib))
+
+
 def _run(name: str, **changes: object):  # type: ignore[no-untyped-def]
-    q = load_query(ROOT / "queries" / "verify" / f"{name}.toml", Library.default())
+    q = _load(ROOT / "queries" / "verify" / f"{name}.toml")
     if changes:
         q = replace(q, **changes)  # type: ignore[arg-type]
     return verify(q, OPTS)
@@ -28,16 +38,16 @@ def _run(name: str, **changes: object):  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("path", QUERIES, ids=[p.stem for p in QUERIES])
 def test_golden(path: Path) -> None:
-    q = load_query(path, Library.default())
+    q = _load(path)
     assert q.expect is not None, f"{path.name} declares no expected result"
     rep = verify(q, OPTS)
-    assert rep.result == q.expect, f"{path.name}: got {rep.result}, expected {q.expect}"
+    assert rep.verdict == q.expect, f"{path.name}: got {rep.verdict}, expected {q.expect}"
     if isinstance(rep.outcome, Proved):
         assert rep.outcome.T == q.T
 
 
 def test_every_listed_cca_has_a_query() -> None:
-    used = {load_query(p, Library.default()).cca_path for p in QUERIES}
+    used = {_load(p).scenario.cca_path for p in QUERIES}
     names = {Path(p).stem for p in used}
     for cca in ["cc_qdel", "cc_probe_fast", "cc_probe_drain", "cc_probe_slow", "cc_probe_qdel",
                 "aimd", "copa", "bbr", "const_rate"]:
@@ -45,48 +55,46 @@ def test_every_listed_cca_has_a_query() -> None:
 
 
 def _trace(rep) -> ConcreteTrace:  # type: ignore[no-untyped-def]
-    assert isinstance(rep.outcome, Counterexample), rep.result
+    assert isinstance(rep.outcome, Counterexample), rep.verdict
     return rep.outcome.trace
 
 
 def test_bbr_low_utilization_trace() -> None:
-    """CCAC: simplified BBR can get < 10% utilization on the composing model."""
+    """CCAC's bbr_low_util: simplified BBR can get < 10% of C·T on the composing model,
+    from a start where it sends (CCAC's initial(): cwnd and rate positive)."""
     tr = _trace(_run("bbr-ccac-lowutil"))
     S, C, T = tr.aggregate["S"], tr.params["C"], tr.T
     assert C is not None
-    assert S[-1] - S[0] < Fraction(1, 10) * C * (T - 1)
+    assert S[-1] - S[0] < Fraction(1, 10) * C * T
     assert tr.aggregate["L"][0] == 0
-    # periodic with K = 2R: rate and cwnd repeat, and so does the bottleneck queue
+    assert tr.flows[0]["cwnd"][0] > 0 and tr.flows[0]["rate"][0] > 0
+    # periodic with K = 2R (CCAC's make_periodic): over the last K steps rate and cwnd
+    # repeat the first K steps, and so does the bottleneck queue
     fl = tr.flows[0]
     for k in range(2):
         assert fl["rate"][k] == fl["rate"][T - 2 + k]
         assert fl["cwnd"][k] == fl["cwnd"][T - 2 + k]
-    assert tr.aggregate["bq"][0] == tr.aggregate["bq"][-1]
+        assert tr.aggregate["bq"][k] == tr.aggregate["bq"][T - 2 + k]
 
 
 def test_bbr_composing_is_needed_for_a_lower_bar() -> None:
     """Tight companion: asking for < 0% utilization is impossible (S never decreases)."""
-    from ccmatic.config import Objective
-    from ccmatic.lang.source import Source
-
-    q = load_query(ROOT / "queries" / "verify" / "bbr-ccac-lowutil.toml", Library.default())
-    obj = Objective("expr", {}, Source("<test>", "S[T-1] - S[0] >= 0"), "nonneg")
+    q = _load(ROOT / "queries" / "verify" / "bbr-ccac-lowutil.toml")
+    obj = Objective("expr", {}, Loc("<test>"), Source("<test>", "S[T-1] - S[0] >= 0"), "nonneg")
     rep = verify(replace(q, objectives=(obj,)), OPTS)
-    assert rep.result == "proved"
+    assert rep.verdict == "proved"
 
 
 def test_copa_noncompose_tight_pair() -> None:
     """Copa: >= 10% is proved on the non-composing model, but not on the composing one,
     and not the absurd >= 100% on the non-composing one."""
-    assert _run("copa-ccac-noncompose").result == "proved"
-    q = load_query(ROOT / "queries" / "verify" / "copa-ccac-noncompose.toml", Library.default())
-    composing = replace(q, model=replace(q.model, compose=True))
-    assert verify(composing, OPTS).result == "counterexample"
-    from ccmatic.config import Objective
-    from ccmatic.lang.source import Source
+    assert _run("copa-ccac-noncompose").verdict == "proved"
+    q = _load(ROOT / "queries" / "verify" / "copa-ccac-noncompose.toml")
+    composing = replace(q, scenario=replace(q.scenario, model=replace(q.model, compose=True)))
+    assert verify(composing, OPTS).verdict == "counterexample"
 
-    full = Objective("expr", {}, Source("<test>", "S[T-1] - S[0] >= C * (T - 1)"), "100%")
-    assert verify(replace(q, objectives=(full,)), OPTS).result == "counterexample"
+    full = Objective("expr", {}, Loc("<test>"), Source("<test>", "S[T-1] - S[0] >= C * (T - 1)"), "100%")
+    assert verify(replace(q, objectives=(full,)), OPTS).verdict == "counterexample"
 
 
 def test_aimd_premature_loss_trace() -> None:
@@ -113,25 +121,21 @@ def test_aimd_premature_loss_trace() -> None:
 def test_aimd_no_loss_without_the_bursts() -> None:
     """Tight companion: without a loss-detection burst (no loss before the trace and none
     detected in it), AIMD cannot lose right after a step with cwnd <= 2 BDP."""
-    from ccmatic.config import Objective
-    from ccmatic.lang.source import Source
-
-    q = load_query(ROOT / "queries" / "verify" / "aimd-ccac-premature-loss.toml", Library.default())
-    obj = Objective("expr", {}, Source("<test>", "all(not (cwnd[t] <= 2 * C * R and cwnd[t + 1] <= 2 * C * R "
-                                                  "and L[t + 1] > L[t]) for t in range(1, T - 1))"), "x")
-    assert verify(replace(q, objectives=(obj,)), OPTS).result == "proved"
+    q = _load(ROOT / "queries" / "verify" / "aimd-ccac-premature-loss.toml")
+    obj = Objective("expr", {}, Loc("<test>"),
+                    Source("<test>", "all(not (cwnd[t] <= 2 * C * R and cwnd[t + 1] <= 2 * C * R "
+                                     "and L[t + 1] > L[t]) for t in range(1, T - 1))"), "x")
+    assert verify(replace(q, objectives=(obj,)), OPTS).verdict == "proved"
 
 
 def test_cc_qdel_invariant_tight_in_utilization() -> None:
     """cc_qdel meets Eq. 4.1.3 with 50% utilization (golden); demanding more than 100%
     utilization in 'desired' must fail (the invariant is not vacuous)."""
-    from ccmatic.config import Objective
-
-    q = load_query(ROOT / "queries" / "verify" / "cc_qdel-ccac.toml", Library.default())
-    assert verify(q, OPTS).result == "proved"
+    q = _load(ROOT / "queries" / "verify" / "cc_qdel-ccac.toml")
+    assert verify(q, OPTS).verdict == "proved"
     strict = Objective("invariant", {"util": Fraction(5, 2), "inflight_bdp": Fraction(0), "inflight_mss": Fraction(0)},
-                       None, "strict")
-    assert verify(replace(q, objectives=(strict,)), OPTS).result == "counterexample"
+                       Loc("<test>"), None, "strict")
+    assert verify(replace(q, objectives=(strict,)), OPTS).verdict == "counterexample"
 
 
 def test_const_rate_counterexample_is_low_utilization() -> None:

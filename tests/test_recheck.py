@@ -1,4 +1,4 @@
-"""Property tests for the exact re-checker (ccmatic.recheck).
+"""Property tests for the exact re-checker (ccmatic.engine.recheck).
 
 Random linear real arithmetic formulas are solved by Z3; the exact evaluator must
 agree with Z3's own model evaluation on the formula and on every subterm.
@@ -14,7 +14,7 @@ import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ccmatic.recheck import Evaluator, RecheckError, recheck
+from ccmatic.engine.recheck import Evaluator, RecheckError, recheck
 
 X, Y, Z = z3.Reals("x y z")
 P, Q, R = z3.Bools("p q r")

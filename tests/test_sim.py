@@ -2,7 +2,7 @@
 results of issue 5 at small scale (the full B.6 grid is a benchmark).
 
 Every counterexample that verify and prove produce is replayed before it is shown
-(ccmatic.sim.exact.replay_problem; a mismatch turns it into 'unknown'), so every
+(ccmatic.sim.replay.replay_problem; a mismatch turns it into 'unknown'), so every
 counterexample test in this suite is also a replay test.  The tests here check that
 replay recomputes values (and catches a tampered trace), and the issue's empirical
 claims, each with a contrast that could fail.
@@ -18,27 +18,37 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ccmatic.config import Initial, Objective, RunOptions
-from ccmatic.lang.cca import load_cca
-from ccmatic.lang.source import Source
-from ccmatic.library import Library
-from ccmatic.loader import load_query
-from ccmatic.sim.evaluate import Task, check_bounds, run_task
-from ccmatic.sim.exact import replay, replay_problem
+from ccmatic.cli.evaluate import proved_bounds
+from ccmatic.core.errors import Loc
+from ccmatic.core.options import RunOptions
+from ccmatic.core.results import ConcreteTrace, Counterexample
+from ccmatic.core.scenario import Initial, Objective, Query
+from ccmatic.core.source import Source
+from ccmatic.engine.verify import verify
+from ccmatic.io.library import Library
+from ccmatic.io.objectives import load_objectives
+from ccmatic.io.queries import load_query
 from ccmatic.sim.fine import Flow, SimConfig, simulate
+from ccmatic.sim.grid import Task, check_bounds, run_task
 from ccmatic.sim.links import Link
 from ccmatic.sim.metrics import metrics
-from ccmatic.verify import ConcreteTrace, Counterexample, verify
+from ccmatic.sim.replay import replay, replay_problem
+from ccmatic.spec.cca import load_cca
 
 ROOT = Path(__file__).resolve().parent.parent
 OPTS = RunOptions(60.0, 0)
 MBPS = 1e6 / 8
 
 
-def cex(query: str, **changes: object) -> tuple[object, ConcreteTrace]:
-    q = load_query(ROOT / "queries" / "verify" / f"{query}.toml", Library.default())
+def load(query: str) -> Query:
+    lib = Library.default()
+    return load_query(ROOT / "queries" / "verify" / f"{query}.toml", lib, load_objectives(lib))
+
+
+def cex(query: str, **changes: object) -> tuple[Query, ConcreteTrace]:
+    q = load(query)
     if changes:
-        q = replace(q, **changes)  # type: ignore[arg-type]
+        q = replace(q, scenario=replace(q.scenario, **changes))  # type: ignore[arg-type]
     out = verify(q, OPTS).outcome
     assert isinstance(out, Counterexample), out
     return q, out.trace
@@ -49,7 +59,7 @@ def cex(query: str, **changes: object) -> tuple[object, ConcreteTrace]:
 @pytest.mark.parametrize("query", ["aimd-ccac-premature-loss", "bbr-ccac-lowutil", "const_rate-ccac"])
 def test_counterexamples_replay_exactly(query: str) -> None:
     q, tr = cex(query)
-    res = replay(load_cca(q.cca_path), q.model, tr)  # type: ignore[attr-defined]
+    res = replay(load_cca(q.scenario.cca_path), q.model, tr)
     assert res.ok, [m.describe() for m in res.mismatches]
     # the CCA's outputs and A at every step, and the aggregate curves, were recomputed
     assert res.compared >= tr.T * 4
@@ -58,20 +68,20 @@ def test_counterexamples_replay_exactly(query: str) -> None:
 
 
 def test_two_flow_counterexample_replays() -> None:
-    q0 = load_query(ROOT / "queries" / "verify" / "const_rate-ccac.toml", Library.default())
-    q = replace(q0, model=replace(q0.model, N=2), T=5, initial=Initial(),
-                objectives=(Objective("expr", {}, Source("<test>", "S[0, T-1] - S[0, 0] == S[1, T-1] - S[1, 0]"),
-                                      "property"),))
+    q0 = load("const_rate-ccac")
+    q = replace(q0, scenario=replace(q0.scenario, model=replace(q0.model, N=2), T=5, initial=Initial()),
+                objectives=(Objective("expr", {}, Loc("<test>"),
+                                      Source("<test>", "S[0, T-1] - S[0, 0] == S[1, T-1] - S[1, 0]"), "property"),))
     out = verify(q, OPTS).outcome
     assert isinstance(out, Counterexample)
-    res = replay(load_cca(q.cca_path), q.model, out.trace)
+    res = replay(load_cca(q.scenario.cca_path), q.model, out.trace)
     assert res.ok and len(res.flows) == 2
 
 
 @pytest.mark.parametrize("what", ["cwnd", "A", "W"])
 def test_replay_catches_a_tampered_trace(what: str) -> None:
     q, tr = cex("aimd-ccac-premature-loss")
-    prog = load_cca(q.cca_path)  # type: ignore[attr-defined]
+    prog = load_cca(q.scenario.cca_path)
     t = tr.T - 1
     flows = [dict(fl) for fl in tr.flows]
     agg = dict(tr.aggregate)
@@ -82,12 +92,12 @@ def test_replay_catches_a_tampered_trace(what: str) -> None:
         flows[0][what] = list(flows[0][what])
         flows[0][what][t] += F(1, 7)  # type: ignore[operator]
     bad = ConcreteTrace(tr.T, tr.N, tr.params, agg, flows)
-    res = replay(prog, q.model, bad)  # type: ignore[attr-defined]
+    res = replay(prog, q.model, bad)
     assert not res.ok
     names = {(m.name, m.t) for m in res.mismatches}
     expect = {"cwnd": ("cwnd", t), "A": ("A", t), "W": ("tokens", t)}[what]
     assert expect in names, names
-    msg = replay_problem(prog, q.model, bad)  # type: ignore[attr-defined]
+    msg = replay_problem(prog, q.model, bad)
     assert msg is not None and "replay" in msg
 
 
@@ -97,9 +107,10 @@ def test_replay_picks_the_recorded_choice(tmp_path: Path) -> None:
     option fails."""
     cca = tmp_path / "two_rates.cca"
     cca.write_text("rate = choose(MSS / R, 2 * MSS / R)\n")
-    q0 = load_query(ROOT / "queries" / "verify" / "const_rate-ccac.toml", Library.default())
+    q0 = load("const_rate-ccac")
     prop = "all(rate[t] <= MSS / R for t in range(1, T))"
-    q = replace(q0, cca_path=str(cca), objectives=(Objective("expr", {}, Source("<test>", prop), "property"),))
+    q = replace(q0, scenario=replace(q0.scenario, cca_path=str(cca), cca_text=cca.read_text()),
+                objectives=(Objective("expr", {}, Loc("<test>"), Source("<test>", prop), "property"),))
     out = verify(q, OPTS).outcome
     assert isinstance(out, Counterexample)
     prog = load_cca(cca)
@@ -181,14 +192,21 @@ def test_shallow_buffer_loss_bounded_for_cc_probe_slow_but_grows_for_bbr() -> No
 def test_synthesized_ccas_stay_within_their_proved_bounds() -> None:
     """A small slice of the B.6 grid (the full grid is `ccmatic evaluate`, a
     benchmark): every run that reaches a proof's steady state keeps its bounds."""
-    rows = [run_task(Task(str(ROOT / "templates" / f"{cca}.cca"), cca, "cbr_delay", 24, 20, F(b), 30, 1, 0))
-            for cca, b in (("cc_probe_slow", "1/16"), ("cc_probe_slow", "4"), ("cc_qdel", "8"))]
-    checks = check_bounds(rows)
+    lib = Library.default()
+    bounds = {cca: pb for cca in ("cc_probe_slow", "cc_qdel") if (pb := proved_bounds(lib, cca)) is not None}
+    assert set(bounds) == {"cc_probe_slow", "cc_qdel"}
+
+    def task(cca: str, b: str) -> Task:
+        path = ROOT / "templates" / f"{cca}.cca"
+        return Task(str(path), cca, "cbr_delay", 24, 20, F(b), 30, 1, 0, path.read_text(), bounds[cca])
+
+    rows = [run_task(task(cca, b)) for cca, b in (("cc_probe_slow", "1/16"), ("cc_probe_slow", "4"), ("cc_qdel", "8"))]
+    checks = check_bounds(rows, bounds)
     assert {c["cca"] for c in checks} == {"cc_probe_slow", "cc_qdel"}
     assert all(c["holds"] is True for c in checks), checks
     # the checker does flag a violation: the same rows with a worse outcome
     worse = [dict(r, steady={"from_s": 1.0, "metrics": dict(r["steady"]["metrics"], utilization=0.1)}) for r in rows]
-    assert any(c["holds"] is False for c in check_bounds(worse))
+    assert any(c["holds"] is False for c in check_bounds(worse, bounds))
 
 
 def test_seeds_make_runs_reproducible() -> None:

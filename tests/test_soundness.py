@@ -1,4 +1,4 @@
-"""The soundness machinery of ``ccmatic.verify``.
+"""The soundness machinery of ``ccmatic.engine.verify``.
 
 * a contradictory setup is reported as unknown ("vacuous"), never as proved;
 * a solver timeout is unknown, never proved;
@@ -11,41 +11,31 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from fractions import Fraction as F
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import helpers
 import pytest
 
-import ccmatic.verify as verify_mod
-from ccmatic.config import (
-    BeliefTimeouts,
-    Buffer,
-    Initial,
-    ModelConfig,
-    Objective,
-    Query,
-    RunOptions,
-)
-from ccmatic.lang.source import Source
-from ccmatic.library import Library
-from ccmatic.loader import load_query
-from ccmatic.recheck import RecheckError
-from ccmatic.report import trace_json, verify_json
-from ccmatic.smt import Encoding, Session
-from ccmatic.smt import Unknown as SmtUnknown
-from ccmatic.verify import (
-    Counterexample,
-    Proved,
-    Unknown,
-    VerifyReport,
-    build,
-    solve,
-    verify,
-)
+import ccmatic.engine.verify as verify_mod
+from ccmatic.core.errors import Loc
+from ccmatic.core.model import BeliefTimeouts, Buffer, ModelConfig
+from ccmatic.core.options import RunOptions
+from ccmatic.core.results import Counterexample, Proved, Unknown, trace_to_json
+from ccmatic.core.scenario import Initial, Objective, Query
+from ccmatic.core.source import Source
+from ccmatic.encode.trace import Tagged
+from ccmatic.engine.recheck import RecheckError
+from ccmatic.engine.session import LOGIC, Session, SolverUnknown
+from ccmatic.engine.verify import VerifyReport, build_query, query_cca, solve, verify
+from ccmatic.io.library import Library
+from ccmatic.io.objectives import load_objectives
+from ccmatic.io.queries import load_query
+from ccmatic.io.report import verify_json
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_PREMISES = Initial()
@@ -61,11 +51,12 @@ SERVICE = "S[T-1] - S[0] <= C * (T - 1 + D)"
 
 def query(model: ModelConfig, T: int, prop: str, assume: tuple[str, ...] = (), cca: str = "any_sender",
           initial: Initial = NO_PREMISES) -> Query:
-    return Query(
-        path="<test>", name="test", description="", cca_path=str(ROOT / "templates" / f"{cca}.cca"),
-        model=model, T=T, initial=initial, assumptions=tuple(Source("<test>", a) for a in assume),
-        objectives=(Objective("expr", {}, Source("<test>", prop), "property"),),
-    )
+    return helpers.query(model, T, prop, assume=assume, cca=cca, initial=initial)
+
+
+def load(path: Path) -> Query:
+    lib = Library.default()
+    return load_query(path, lib, load_objectives(lib))
 
 
 def run(model: ModelConfig, T: int, prop: str, **kw: Any) -> VerifyReport:
@@ -82,16 +73,16 @@ def run(model: ModelConfig, T: int, prop: str, **kw: Any) -> VerifyReport:
 def test_contradictory_assumptions_are_not_proofs(assume: tuple[str, ...]) -> None:
     for prop in (SERVICE, "S[T-1] < 0"):  # a true and a false property: neither may be "proved"
         rep = run(CCAC, 5, prop, assume=assume)
-        assert isinstance(rep.outcome, Unknown), rep.result
+        assert isinstance(rep.outcome, Unknown), rep.verdict
         assert "vacuous" in rep.outcome.reason
-        assert verify_json(rep)["result"] == "unknown"
+        assert verify_json(rep)["verdict"] == "unknown"
 
 
 def test_model_contradiction_is_not_a_proof() -> None:
     """The premises are consistent on their own but not with the model: an initial
     queue of C·(T+D) does not fit into a 1-BDP buffer."""
     big = ("A[0] - L[0] >= S[0] + C * (T + D)",)
-    assert run(CCAC, 5, SERVICE, assume=big).result == "proved"
+    assert run(CCAC, 5, SERVICE, assume=big).verdict == "proved"
     rep = run(replace(CCAC, buffer=Buffer("finite", F(1))), 5, SERVICE, assume=big)
     assert isinstance(rep.outcome, Unknown) and "vacuous" in rep.outcome.reason
 
@@ -100,16 +91,16 @@ def test_cca_contradiction_is_not_a_proof() -> None:
     """const_rate sends exactly one MSS per step: assuming otherwise is vacuous."""
     rep = run(CCAC, 5, SERVICE, cca="const_rate", assume=("A[3] - A[2] > MSS",))
     assert isinstance(rep.outcome, Unknown) and "vacuous" in rep.outcome.reason
-    assert run(CCAC, 5, "A[3] - A[2] == MSS", cca="const_rate").result == "proved"
-    assert run(CCAC, 5, "A[3] - A[2] == MSS + 1/100", cca="const_rate").result == "counterexample"
+    assert run(CCAC, 5, "A[3] - A[2] == MSS", cca="const_rate").verdict == "proved"
+    assert run(CCAC, 5, "A[3] - A[2] == MSS + 1/100", cca="const_rate").verdict == "counterexample"
 
 
 # -- (b) timeouts -----------------------------------------------------------------------------
 
 def test_tiny_timeout_is_unknown() -> None:
-    q = load_query(ROOT / "queries" / "verify" / "cc_probe_drain-ccac-arbitrary.toml", Library.default())
+    q = load(ROOT / "queries" / "verify" / "cc_probe_drain-ccac-arbitrary.toml")
     rep = verify(q, RunOptions(timeout_s=0.001, seed=0))
-    assert rep.result == "unknown", rep.result
+    assert rep.verdict == "unknown", rep.verdict
     assert isinstance(rep.outcome, Unknown) and "unknown" in rep.outcome.reason
 
 
@@ -118,9 +109,10 @@ def test_unconfirmed_premises_are_unknown(monkeypatch: pytest.MonkeyPatch) -> No
     a trace (timeout on the second check), the result is unknown, not proved."""
     real = Session.check
 
-    def check(self: Session, extra: Encoding | None = None) -> Any:
-        if extra is None:
-            return SmtUnknown("timeout")
+    def check(self: Session, extra: Iterable[Tagged] = ()) -> Any:
+        extra = list(extra)
+        if not extra:
+            return SolverUnknown("timeout")
         return real(self, extra)
 
     monkeypatch.setattr(Session, "check", check)
@@ -136,8 +128,10 @@ def session_without(prefix: str) -> type[Session]:
     full encoding."""
 
     class Dropping(Session):
-        def __init__(self, base: Encoding, timeout_s: float | None, seed: int, logic: str | None = None) -> None:
-            kept = Encoding([(tag, c) for tag, c in base.constraints if not tag.startswith(prefix)])
+        def __init__(self, base: Iterable[Tagged], timeout_s: float | None, seed: int,
+                     logic: str | None = LOGIC) -> None:
+            base = list(base)
+            kept = [(tag, c) for tag, c in base if not tag.startswith(prefix)]
             assert len(kept) < len(base), f"no constraint tagged {prefix!r}"
             super().__init__(kept, timeout_s, seed, logic)
 
@@ -156,8 +150,8 @@ def test_recheck_rejects_wrong_model(monkeypatch: pytest.MonkeyPatch, tag: str, 
     q = query(model, 5, prop, cca=cca)
     assert isinstance(verify(q, OPTS).outcome, Proved)
     monkeypatch.setattr(verify_mod, "Session", session_without(tag))
-    prob = build(q)
-    out = solve(prob, OPTS)
+    prob, formula = build_query(q, query_cca(q))
+    out = solve(prob, formula, OPTS)
     assert isinstance(out, Unknown), out
     assert "re-check" in out.reason and tag in out.reason
 
@@ -168,7 +162,7 @@ def test_recheck_catches_wrong_evaluation(monkeypatch: pytest.MonkeyPatch) -> No
     q = query(CCAC, 5, SERVICE + " - 1/100")
     assert isinstance(verify(q, OPTS).outcome, Counterexample)
 
-    def reject(model: Any, constraints: Any) -> Any:
+    def reject(model: Any, constraints: Any, cache: Any = None) -> Any:
         raise RecheckError("constraint [test] is violated by the solver's model")
 
     monkeypatch.setattr(verify_mod, "recheck", reject)
@@ -179,10 +173,11 @@ def test_recheck_catches_wrong_evaluation(monkeypatch: pytest.MonkeyPatch) -> No
 # -- (d) several flows ---------------------------------------------------------------------------
 
 def two_flows(prop: str, assume: tuple[str, ...] = ()) -> Query:
-    q = load_query(ROOT / "queries" / "verify" / "const_rate-ccac.toml", Library.default())
-    return replace(q, model=replace(q.model, N=2), T=5, initial=Initial(),
-                   assumptions=tuple(Source("<test>", a) for a in assume),
-                   objectives=(Objective("expr", {}, Source("<test>", prop), "property"),))
+    q = load(ROOT / "queries" / "verify" / "const_rate-ccac.toml")
+    scenario = replace(q.scenario, model=replace(q.model, N=2), T=5, initial=Initial(),
+                       assumptions=tuple(Source("<test>", a) for a in assume))
+    return replace(q, scenario=scenario,
+                   objectives=(Objective("expr", {}, Loc("<test>"), Source("<test>", prop), "property"),))
 
 
 def test_multiflow_aggregates() -> None:
@@ -191,11 +186,11 @@ def test_multiflow_aggregates() -> None:
                  "all(A[i, t] - A[i, t-1] == MSS for i in range(2) for t in range(1, T))",
                  "all(queue[t] == queue[0, t] + queue[1, t] for t in range(T))"):
         rep = verify(two_flows(prop), OPTS)
-        assert rep.result == "proved", (prop, rep.result)
+        assert rep.verdict == "proved", (prop, rep.verdict)
     # the network need not share fairly, and the flows' initial states differ
     for prop in ("S[0, T-1] - S[0, 0] == S[1, T-1] - S[1, 0]", "A[0, 0] == A[1, 0]",
                  "all(S[t] == S[0, t] + S[1, t] + 1/100 for t in range(T))"):
-        assert verify(two_flows(prop), OPTS).result == "counterexample", prop
+        assert verify(two_flows(prop), OPTS).verdict == "counterexample", prop
 
 
 def test_multiflow_counterexample_trace() -> None:
@@ -203,7 +198,7 @@ def test_multiflow_counterexample_trace() -> None:
     assert isinstance(rep.outcome, Counterexample)
     tr = rep.outcome.trace
     assert tr.N == 2 and len(tr.flows) == 2
-    js = trace_json(tr)
+    js = trace_to_json(tr)
     assert js["N"] == 2 and len(js["flows"]) == 2
     for t in range(tr.T):
         assert tr.aggregate["S"][t] == tr.flows[0]["S"][t] + tr.flows[1]["S"][t]
@@ -285,9 +280,9 @@ def test_counterexample_traces_are_exact(name: str, model: ModelConfig, cca: str
     initial = Initial(beliefs_consistent=True) if model.belief_timeouts else Initial()
     T = 7 if model.belief_timeouts else 5
     rep = run(model, T, prop, cca=cca, initial=initial)
-    assert isinstance(rep.outcome, Counterexample), rep.result
+    assert isinstance(rep.outcome, Counterexample), rep.verdict
     js = verify_json(rep)
-    assert js["result"] == "counterexample"
+    assert js["verdict"] == "counterexample"
     check_trace(js["trace"], violated)
     if model.belief_timeouts:
         fl = js["trace"]["flows"][0]
@@ -302,11 +297,11 @@ def test_warm_up_follows_D(tmp_path: Path) -> None:
     """Copa reads qdel_hi[t - R - D]: its warm-up grows with D.  On a model with
     D = 2 the CCA starts after 3 steps (it used to start after 2 and read step -1,
     i.e. the last step, through Python's negative indexing)."""
-    from ccmatic.lang.cca import load_cca
+    from ccmatic.spec.cca import load_cca
 
     copa = load_cca(ROOT / "templates" / "copa.cca")
     assert (copa.warmup(1, 1, 10), copa.warmup(1, 2, 10)) == (2, 3)
-    q = load_query(ROOT / "queries" / "verify" / "copa-ccac-noncompose.toml", Library.default())
-    q2 = replace(q, model=replace(q.model, D=2), T=8)
+    q = load(ROOT / "queries" / "verify" / "copa-ccac-noncompose.toml")
+    q2 = replace(q, scenario=replace(q.scenario, model=replace(q.model, D=2), T=8))
     rep = verify(q2, OPTS)
-    assert rep.result in ("proved", "counterexample")
+    assert rep.verdict in ("proved", "counterexample")

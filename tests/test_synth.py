@@ -11,22 +11,36 @@ from pathlib import Path
 import pytest
 import z3
 
-from ccmatic.cegis import Synthesizer, SynthOptions, variable_term_holes
-from ccmatic.cli import main
-from ccmatic.config import RunOptions
-from ccmatic.lang.cca import load_cca
-from ccmatic.lang.template_units import hole_var, unit_constraints
-from ccmatic.library import Library
-from ccmatic.loader import load_query
-from ccmatic.verify import verify
+from ccmatic.cli.main import main
+from ccmatic.core.options import RunOptions, SynthOptions
+from ccmatic.core.scenario import Query
+from ccmatic.encode.template_units import hole_var, unit_constraints
+from ccmatic.engine import checkpoint
+from ccmatic.engine.cegis import Synthesizer
+from ccmatic.engine.templates import variable_term_holes
+from ccmatic.engine.verify import verify
+from ccmatic.io.library import Library
+from ccmatic.io.objectives import load_objectives
+from ccmatic.io.queries import load_query
+from ccmatic.spec.cca import load_cca
 
 ROOT = Path(__file__).resolve().parent.parent
 T41 = ROOT / "queries" / "table4_1"
-OPTS = SynthOptions(check_timeout_s=300)
+OPTS = SynthOptions(run=RunOptions(timeout_s=300, seed=0))
 
 
-def _query(name: str):  # type: ignore[no-untyped-def]
-    return load_query(T41 / f"{name}.toml", Library.default())
+def _query(name: str) -> Query:
+    lib = Library.default()
+    return load_query(T41 / f"{name}.toml", lib, load_objectives(lib))
+
+
+def _with_cca(q: Query, path: Path) -> Query:
+    """The query with another CCA file (the scenario carries the file's text too)."""
+    return replace(q, scenario=replace(q.scenario, cca_path=str(path), cca_text=path.read_text()))
+
+
+def _with_model(q: Query, **changes: object) -> Query:
+    return replace(q, scenario=replace(q.scenario, model=replace(q.model, **changes)))  # type: ignore[arg-type]
 
 
 def _classes(sols, var_holes):  # type: ignore[no-untyped-def]
@@ -86,8 +100,8 @@ def test_g1_t5_four_solutions_one_cc_qdel_like(tmp_path: Path) -> None:
     for i, sol in enumerate(r.solutions):
         path = tmp_path / f"sol{i}.cca"
         path.write_text(sol.text)
-        rep = verify(replace(q, cca_path=str(path)), RunOptions(300, 0))
-        assert rep.result == "proved"
+        rep = verify(_with_cca(q, path), RunOptions(300, 0))
+        assert rep.verdict == "proved"
 
 
 def test_g1_t5_semantics_choices_matter() -> None:
@@ -95,9 +109,9 @@ def test_g1_t5_semantics_choices_matter() -> None:
     rule applied only to fresh samples there is no solution; with CCAC's hidden
     prehistory there are 6 (cc_qdel's class among them)."""
     q = _query("G1-T5")
-    fresh = Synthesizer(replace(q, model=replace(q.model, qdel_growth="fresh")), OPTS).run()
+    fresh = Synthesizer(_with_model(q, qdel_growth="fresh"), OPTS).run()
     assert fresh.status == "complete" and fresh.solutions == []
-    hidden = Synthesizer(replace(q, model=replace(q.model, qdel_prehistory="hidden")), OPTS).run()
+    hidden = Synthesizer(_with_model(q, qdel_prehistory="hidden"), OPTS).run()
     assert hidden.status == "complete" and len(hidden.solutions) == 6
     assert any(_qdel_like(sol) for sol in hidden.solutions)
 
@@ -122,7 +136,7 @@ def test_template_units_become_constraints() -> None:
 def test_unknown_is_never_a_solution() -> None:
     """With a verifier that can never finish, nothing is accepted."""
     q = _query("G1-T5")
-    s = Synthesizer(q, SynthOptions(timeout_s=3, check_timeout_s=0.001))
+    s = Synthesizer(q, SynthOptions(run=RunOptions(timeout_s=0.001, seed=0), budget_s=3))
     r = s.run()
     assert r.status == "timeout"
     assert r.solutions == []
@@ -137,9 +151,9 @@ def test_resume_reaches_the_same_solutions(tmp_path: Path) -> None:
     part = Synthesizer(q, OPTS)
     r1 = part.run(should_stop=lambda: part.stats.iterations >= 25)
     assert r1.status == "interrupted" and 0 < len(r1.solutions) < 48
-    part.checkpoint(ckpt)
+    checkpoint.save(part, ckpt)
     resumed = Synthesizer(q, OPTS)
-    resumed.resume(ckpt)
+    checkpoint.resume(resumed, ckpt)
     r2 = resumed.run()
     assert r2.status == "complete"
     assert _classes(r2.solutions, resumed.var_holes) == _classes(all_sols.solutions, full.var_holes)
@@ -147,15 +161,15 @@ def test_resume_reaches_the_same_solutions(tmp_path: Path) -> None:
 
 
 def test_resume_rejects_a_foreign_checkpoint(tmp_path: Path) -> None:
-    from ccmatic.errors import SpecError
+    from ccmatic.core.errors import SpecError
 
     s = Synthesizer(_query("G1-T4"), OPTS)
     s.run(should_stop=lambda: s.stats.iterations >= 2)
     ck = tmp_path / "c.json"
-    s.checkpoint(ck)
+    checkpoint.save(s, ck)
     other = Synthesizer(_query("G5-infinite"), OPTS)
     with pytest.raises(SpecError, match="different query"):
-        other.resume(ck)
+        checkpoint.resume(other, ck)
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -171,11 +185,11 @@ def test_cli_synth_json_and_files(tmp_path: Path) -> None:
     assert {"iterations", "counterexamples", "time_s", "generator_s", "verifier_s"} <= set(d)
     # a saved solution is a valid CCA file for verify
     code, out, _ = run("verify", str(T41 / "G5-infinite.toml"), "--cca", d["files"][0], "--json")
-    assert code == 0 and json.loads(out)["result"] == "proved"
+    assert code == 0 and json.loads(out)["verdict"] == "proved"
 
 
 def test_cli_synth_timeout_exit_3() -> None:
-    code, out, _ = run("synth", str(T41 / "G1-T5.toml"), "--json", "--timeout", "0.5")
+    code, out, _ = run("synth", str(T41 / "G1-T5.toml"), "--json", "--budget", "0.5")
     assert code == 3
     assert json.loads(out)["status"] == "timeout"
 
@@ -217,8 +231,8 @@ def test_listing_4_2_cca_meets_its_row(cca: str, row: str) -> None:
     q = _query(row)
     path = Library.default().find("templates", cca)
     assert path is not None
-    rep = verify(replace(q, cca_path=str(path)), RunOptions(300, 0))
-    assert rep.result == "proved"
+    rep = verify(_with_cca(q, path), RunOptions(300, 0))
+    assert rep.verdict == "proved"
 
 
 def test_cc_qdel_as_listed_fails_g1_t5() -> None:
@@ -229,5 +243,5 @@ def test_cc_qdel_as_listed_fails_g1_t5() -> None:
     q = _query("G1-T5")
     path = Library.default().find("templates", "cc_qdel")
     assert path is not None
-    rep = verify(replace(q, cca_path=str(path)), RunOptions(300, 0))
-    assert rep.result == "counterexample"
+    rep = verify(_with_cca(q, path), RunOptions(300, 0))
+    assert rep.verdict == "counterexample"

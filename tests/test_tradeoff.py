@@ -14,16 +14,10 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ccmatic.errors import SpecError
-from ccmatic.tradeoff import (
-    add_parser,
-    cmd_tradeoff,
-    compute,
-    growth_class,
-    parse_loss,
-    rate_symbol,
-    step_symbol,
-)
+from ccmatic.cli.tradeoff import add_parser, cmd_tradeoff
+from ccmatic.core.errors import SpecError
+from ccmatic.engine.lossfn import parse_loss, rate_symbol, step_symbol
+from ccmatic.engine.tradeoff import compute, growth_class
 
 
 def ceil(q: Fr) -> int:
@@ -270,7 +264,7 @@ def test_add_parser_wiring() -> None:
     common.add_argument("--json", action="store_true")
     top = argparse.ArgumentParser(prog="ccmatic")
     sub = top.add_subparsers(dest="command", required=True)
-    add_parser(sub, [common])
+    add_parser(sub, common)
     args = top.parse_args(["tradeoff", "--loss", "C", "--loss", "1", "--C0", "1/2", "--beta-s", "0.5",
                            "--C", "1,2", "--json"])
     assert args.handler is cmd_tradeoff and args.loss == ["C", "1"] and args.beta_s == "0.5"

@@ -17,8 +17,11 @@ RTprop later; here they arrive when they do, so every ACK-based observation (S,
 c_lo, c_hi, qdel_lo/hi, c_lo_lambda) reaches the CCA one step later than in the
 models, and A, S and L stay consistent with one another.  Its rate (bytes per step) is
 paced over the step; its cwnd limits A ≤ ACKed + detected lost + cwnd at every tick
-(CCAC's sending rule).  Nothing in the CCA is re-implemented: the file is run by
-:mod:`ccmatic.lang.interp`.  Seeds make every run reproducible.
+(CCAC's sending rule).  Nothing is re-implemented: the CCA file runs through the one
+step semantics (:mod:`ccmatic.semantics.cca`, over floats), the beliefs through the
+models' rule (:mod:`ccmatic.semantics.beliefs`: periodic belief timeouts every
+``belief_period`` steps, windows of at most twice that), the delay bounds through
+Eq. 4.1.1's (:mod:`ccmatic.semantics.qdel`).  Seeds make every run reproducible.
 """
 
 from __future__ import annotations
@@ -30,15 +33,18 @@ from fractions import Fraction
 
 import numpy as np
 
-from ccmatic.errors import Loc, SpecError
-from ccmatic.lang.cca import OBSERVATIONS, CcaProgram
-from ccmatic.lang.interp import Value, initial_state, max_lag, run_step
-from ccmatic.sim.beliefs import FlowBeliefs
+from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.model import BeliefTimeouts
+from ccmatic.core.quantities import ACK_CLOCKED, QUANTITIES
+from ccmatic.semantics import beliefs, qdel
+from ccmatic.semantics.cca import initial_values, run_step
+from ccmatic.semantics.domain import FLOAT
 from ccmatic.sim.links import AckDelay, Link
+from ccmatic.spec import ir
+from ccmatic.spec.cca import CcaProgram
 
 CCA_T = 10  # the horizon a CCA file sees as T (Copa's delay buckets, 'qdel unknown')
-# observations that come with ACKs reach the CCA one step later than in the models
-ACK_LATE = frozenset(n for n, (_u, kind) in OBSERVATIONS.items() if kind == "ack")
+Value = float | bool
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,49 @@ class SimResult:
     flows: list[FlowRecord]
 
 
+class _Beliefs:
+    """One flow's beliefs on its step grid, by the models' rules (the families the
+    CCA reads: computing the others would only cost time)."""
+
+    def __init__(self, prog: CcaProgram, cfg: SimConfig, D: int, multi_flow: bool,
+                 series: beliefs.FlowSeries[float]) -> None:
+        reads = prog.reads
+        fam = {QUANTITIES[n].family for n in reads if n in QUANTITIES}
+        self.rate = "rate_beliefs" in fam
+        self.cbr = "cbr_beliefs" in fam
+        P = max(1, cfg.belief_period)
+        self.rule = beliefs.RateRule(D, Fraction(0), cfg.link.buffer is not None, False, not multi_flow,
+                                     BeliefTimeouts(period=P, guard=None, invalid=True, max_expand=Fraction(2)),
+                                     window=2 * P + 1)
+        self.series = series
+        self.D = D
+        lo0, hi0 = cfg.mss, 1e9 * cfg.mss
+        self.state: beliefs.RateState[float] = beliefs.RateState([lo0], [hi0], [k == 0 for k in range(P)])
+        self.cl: list[float] = [lo0]
+        self.qh: list[float] = [0.0]
+        self.names = beliefs.Values()
+
+    def step(self, en: int) -> tuple[float, float, float]:
+        """c_lo, c_hi, c_lo_lambda at step en (S known up to en)."""
+        if en > 0:
+            if self.rate:
+                beliefs.rate_step(FLOAT, self.names, self.rule, self.series, self.state, en, 0)
+            else:
+                self.state.c_lo.append(self.state.c_lo[-1])
+                self.state.c_hi.append(self.state.c_hi[-1])
+            if self.cbr:
+                beliefs.cbr_lambda_step(FLOAT, self.names, self.series, self.cl, en, 1, self.D, 0)
+            else:
+                self.cl.append(self.cl[-1])
+        return self.state.c_lo[en], self.state.c_hi[en], self.cl[en]
+
+    def q_hi(self, t: int) -> float:
+        """q_hi at step t (A known up to t, c_lo_lambda up to t - 1)."""
+        if t > 0:
+            beliefs.q_hi_step(FLOAT, self.names, self.series, self.cl, self.qh, t, 1, 0)
+        return self.qh[t]
+
+
 class _Sender:
     """One flow's sender state and its CCA, run at step boundaries."""
 
@@ -108,7 +157,7 @@ class _Sender:
         self.D_steps = round(cfg.link.D / flow.R)
         self.mss = cfg.mss
         self.rng = rng
-        self.holes = {k: v for k, v in flow.holes} or None
+        self.code = self.prog.code(1, self.D_steps, CCA_T, dict(flow.holes) or None)
         self.A = 0.0
         self.S_ack = 0.0
         self.L = 0.0
@@ -122,15 +171,20 @@ class _Sender:
         self.series: dict[str, list[Value]] = {n: [] for n in ("A", "S", "Ld", "timeout", "c_lo", "c_hi", "qdel_lo",
                                                               "qdel_hi", "c_lo_lambda", "q_hi", "rate", "cwnd")}
         self.L_grid: list[float] = []
-        for s in self.prog.states:
-            self.series[s.name] = []
-        inits = initial_state(self.prog, R=1, mss=cfg.mss, choose=self._choose, exact=False)
-        self.state_init = {s.name: inits.get(s.name, False if s.unit is None else 0.0) for s in self.prog.states}
-        self.beliefs = FlowBeliefs(self.D_steps, cfg.belief_period, c_lo0=cfg.mss, c_hi0=1e9 * cfg.mss)
-        self.record = FlowRecord(state={s.name: [] for s in self.prog.states})
-        self.warmup = max_lag(self.prog, R=1, D=self.D_steps, T=CCA_T) + 1
+        for st in self.prog.states:
+            self.series[st.name] = []
+        inits = initial_values(self.code, FLOAT, self._param, self._choose)
+        self.state_init = {st.name: inits.get(st.name, False if st.unit is None else 0.0) for st in self.prog.states}
+        grid = beliefs.FlowSeries(self.series["A"], self.series["S"], self.L_grid, self.series["Ld"],
+                                  cfg.link.buffer)
+        self.beliefs = _Beliefs(self.prog, cfg, self.D_steps, len(cfg.flows) > 1, grid)
+        self.record = FlowRecord(state={st.name: [] for st in self.prog.states})
+        self.warmup = self.code.warmup + 1
 
-    def _choose(self, opts: list[Value]) -> Value:
+    def _param(self, name: str) -> float:
+        return self.mss
+
+    def _choose(self, opts: list[Value], node: ir.Choose) -> Value:
         if not opts:
             raise SpecError(Loc(self.prog.path), "choose() with no options leaves the value to the solver",
                             "a simulated CCA must compute its outputs (give choose() its options)")
@@ -144,11 +198,9 @@ class _Sender:
         back = tick - self.start_tick - self.steps_per
         return self.L_hist[back] if back >= 0 else 0.0
 
-    def on_boundary(self, tick: int, now: float) -> None:
-        k = (tick - self.start_tick) // self.steps_per
-        u = self.unit
+    def _observe(self, k: int, Ld: float) -> None:
+        """Append the observations of step k's boundary to the step-grid series."""
         ser = self.series
-        Ld = self.detected(tick)
         ser["Ld"].append(Ld)
         ser["timeout"].append(False)
         if k >= 1:
@@ -162,24 +214,29 @@ class _Sender:
             qlo, qhi = self._qdel_bounds()
             ser["qdel_lo"].append(qlo)
             ser["qdel_hi"].append(qhi)
-            c_lo, c_hi, cll = self.beliefs.update(k - 2, ser["S"], ser["A"], self.L_grid, Ld)
+            c_lo, c_hi, cll = self.beliefs.step(k - 2)
             ser["c_lo"].append(c_lo)
             ser["c_hi"].append(c_hi)
             ser["c_lo_lambda"].append(cll)
         if k >= 1:
-            ser["q_hi"].append(self.beliefs.q_hi(k - 1, ser["A"], ser["c_lo_lambda"]))
+            ser["q_hi"].append(self.beliefs.q_hi(k - 1))
+
+    def on_boundary(self, tick: int, now: float) -> None:
+        k = (tick - self.start_tick) // self.steps_per
+        ser = self.series
+        Ld = self.detected(tick)
+        self._observe(k, Ld)
         # the CCA's step k
         if k < max(self.warmup, 1):
             out: dict[str, Value] = {"rate": self._unit_rate(), "cwnd": self.cwnd if self.cwnd is not None else 0.0}
-            out.update(self.state_init if k == 0 else {s.name: ser[s.name][k - 1] for s in self.prog.states})
+            out.update(self.state_init if k == 0 else {st.name: ser[st.name][k - 1] for st in self.prog.states})
         else:
             def fetch(name: str, lag: int) -> Value:
-                return ser[name][k - lag - (1 if name in ACK_LATE else 0)]
-            out = run_step(self.prog, R=1, D=self.D_steps, T=CCA_T, mss=self.mss, fetch=fetch,
-                           choose=self._choose, holes=self.holes, exact=False)
+                return ser[name][k - lag - (1 if name in ACK_CLOCKED else 0)]
+            out = run_step(self.code, FLOAT, fetch, self._param, self._choose)
         if self.prog.sets_rate:
             r = float(out["rate"])
-            self.rate = max(0.0, r) / u
+            self.rate = max(0.0, r) / self.unit
             ser["rate"].append(r)
         else:
             ser["rate"].append(0.0)
@@ -188,9 +245,12 @@ class _Sender:
             ser["cwnd"].append(self.cwnd)
         else:
             ser["cwnd"].append(0.0)
-        for s in self.prog.states:
-            ser[s.name].append(out[s.name])
-        rec = self.record
+        for st in self.prog.states:
+            ser[st.name].append(out[st.name])
+        self._record(now, Ld, out)
+
+    def _record(self, now: float, Ld: float, out: dict[str, Value]) -> None:
+        ser, u, rec = self.series, self.unit, self.record
         rec.time.append(now)
         rec.rate.append(self.rate if self.rate is not None else math.nan)
         rec.cwnd.append(self.cwnd if self.cwnd is not None else math.nan)
@@ -202,20 +262,16 @@ class _Sender:
             dst.append(float(ser[name][-1]) / u if ser[name] else math.nan)
         rec.qdel_lo.append(float(ser["qdel_lo"][-1]) * u if ser["qdel_lo"] else math.nan)
         rec.rtt.append(self.last_rtt)
-        for s in self.prog.states:
-            v = out[s.name]
-            rec.state[s.name].append(float(v))
+        for st in self.prog.states:
+            rec.state[st.name].append(float(out[st.name]))
 
     def _qdel_bounds(self) -> tuple[float, float]:
-        """Eq. 4.1.1 on the latest RTT sample, in the models' buckets (REFERENCE-SPEC):
-        a delay through the network of dt whole steps gives [max(0, dt − D), dt + 1);
-        beyond the CCA's horizon T, [T − D, 1000 T) as in the models."""
+        """Eq. 4.1.1 on the latest RTT sample, in the models' buckets
+        (:func:`ccmatic.semantics.qdel.bounds`); before any sample, [0, 1)."""
         if self.last_delay is None:
             return 0.0, 1.0
         dt = math.floor(self.last_delay / self.unit + 1e-9)
-        if dt >= CCA_T:
-            return float(CCA_T - self.D_steps), 1000.0 * CCA_T
-        return float(max(0, dt - self.D_steps)), float(dt + 1)
+        return qdel.bounds(FLOAT, [d == dt for d in range(CCA_T)], self.D_steps)
 
     def _unit_rate(self) -> float:
         return (self.rate or 0.0) * self.unit

@@ -1,0 +1,1 @@
+"""The ``ccmatic`` command: one module per command (:mod:`ccmatic.cli.main` dispatches)."""

@@ -1,0 +1,138 @@
+"""What every command shares: exit codes, the argument parser's shared options
+(``--json``, ``--lib``, ``--debug``; ``--timeout`` and ``--seed`` for solving
+commands), the library, and loading queries and proofs by name or path."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from dataclasses import replace
+from fractions import Fraction
+from pathlib import Path
+from typing import NoReturn, TextIO, TypeAlias
+
+from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.options import CHECK_TIMEOUT_S, RunOptions
+from ccmatic.core.proof import Proof
+from ccmatic.core.results import EXIT_CODES, EXIT_INPUT, Verdict
+from ccmatic.core.scenario import Query
+from ccmatic.io.library import Library
+from ccmatic.io.objectives import load_objectives
+from ccmatic.io.proofs import load_proof
+from ccmatic.io.queries import load_query
+
+EXIT_OK, EXIT_CEX, EXIT_UNKNOWN = EXIT_CODES["proved"], EXIT_CODES["counterexample"], EXIT_CODES["unknown"]
+__all__ = ["EXIT_INPUT"]
+
+Handler = Callable[[argparse.Namespace, TextIO, TextIO], int]
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def exit_code(verdict: Verdict) -> int:
+    return EXIT_CODES[verdict]
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one SpecError line, like every other input error."""
+
+    def error(self, message: str) -> NoReturn:
+        raise SpecError(Loc(self.prog), message, f"see '{self.prog} --help'")
+
+
+def common_options(top: bool) -> argparse.ArgumentParser:
+    """--json/--lib/--debug, accepted before and after the command.  Subcommands
+    must not reset what was given before the command, so they default to SUPPRESS."""
+    common = argparse.ArgumentParser(add_help=False)
+    off = False if top else argparse.SUPPRESS
+    common.add_argument("--json", action="store_true", default=off, help="machine-readable output")
+    common.add_argument("--lib", action="append", default=[] if top else argparse.SUPPRESS, metavar="DIR",
+                        help="extra library folder (with models/, templates/, queries/, proofs/, objectives/)")
+    common.add_argument("--debug", action="store_true", default=off, help="show tracebacks")
+    return common
+
+
+def solver_options(horizon: bool = True) -> argparse.ArgumentParser:
+    """--timeout (one solver check, the same in every command), --seed, --T."""
+    solver = argparse.ArgumentParser(add_help=False)
+    solver.add_argument("--timeout", type=float, default=CHECK_TIMEOUT_S, metavar="S",
+                        help=f"limit of one solver check, seconds (default {CHECK_TIMEOUT_S:g})")
+    solver.add_argument("--seed", type=int, default=0, help="solver random seed")
+    if horizon:
+        solver.add_argument("--T", type=int, default=None, metavar="N", help="override the horizon T")
+    return solver
+
+
+def positive_seconds(flag: str, t: float | None) -> float | None:
+    if t is not None and not (math.isfinite(t) and t > 0):
+        raise SpecError(Loc(flag), f"{flag[2:]} must be a positive number of seconds, got {t}")
+    return t
+
+
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """--timeout and --seed, validated (shared by every solving command)."""
+    return RunOptions(timeout_s=positive_seconds("--timeout", args.timeout), seed=args.seed)
+
+
+def library(args: argparse.Namespace) -> Library:
+    return Library.default(args.lib)
+
+
+def resolve_query(args: argparse.Namespace, name: str) -> Path:
+    if Path(name).suffix == ".cca":
+        raise SpecError(Loc(name), "this is a CCA file, not a query",
+                        "write a query .toml that names it (cca = \"...\"), or use 'ccmatic check' on the CCA")
+    p = library(args).find("queries", name)
+    if p is None:
+        raise SpecError(Loc(name), "query file not found", "give a path, or a query name from 'ccmatic list'")
+    return p
+
+
+def with_horizon(args: argparse.Namespace, T: int, periodic: int | None) -> int:
+    """The horizon: the file's, or --T (checked like the file's)."""
+    if getattr(args, "T", None) is None:
+        return T
+    if args.T < 2:
+        raise SpecError(Loc("--T"), f"T must be at least 2, got {args.T}")
+    if periodic is not None and periodic >= args.T:
+        raise SpecError(Loc("--T"), f"T={args.T} must exceed the periodic = {periodic}")
+    return int(args.T)
+
+
+def load_query_arg(args: argparse.Namespace, name: str) -> Query:
+    lib = library(args)
+    q = load_query(resolve_query(args, name), lib, load_objectives(lib))
+    T = with_horizon(args, q.T, q.scenario.periodic)
+    return replace(q, scenario=replace(q.scenario, T=T)) if T != q.T else q
+
+
+def frac_arg(flag: str, text: str) -> Fraction:
+    try:
+        return Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        raise SpecError(Loc(flag), f"'{text}' is not a number", "write e.g. 0.83, 83/100 or 3") from None
+
+
+def load_proof_arg(args: argparse.Namespace) -> tuple[Proof, Library]:
+    """The proof named on the command line, with --set overrides and --T."""
+    lib = library(args)
+    p = lib.find("proofs", args.proof)
+    if p is None:
+        raise SpecError(Loc(args.proof), "proof file not found", "give a path, or a proof name from 'ccmatic list'")
+    proof = load_proof(p, lib)
+    overrides: dict[str, Fraction] = {}
+    for item in getattr(args, "set", None) or []:
+        if "=" not in item:
+            raise SpecError(Loc("--set"), f"'{item}' is not NAME=VALUE", "e.g. --set util=0.9")
+        k, v = item.split("=", 1)
+        overrides[k.strip()] = frac_arg("--set", v)
+    proof = proof.with_values(overrides)
+    T = with_horizon(args, proof.T, proof.scenario.periodic)
+    if proof.start >= T - 1:
+        raise SpecError(Loc("--T"), f"T={T} leaves no step after the proof's start = {proof.start}")
+    return (proof.with_horizon(T) if T != proof.T else proof), lib
+
+
+def executor_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--executor", default="local", help="local (processes, default) or ray")
+    p.add_argument("--address", default=None, help="Ray cluster address ('auto', 'ray://host:10001')")

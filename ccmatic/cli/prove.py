@@ -1,0 +1,119 @@
+"""``ccmatic prove``: check a proof — every lemma (in parallel), coverage, stitching,
+progress terms and the transition graph."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TextIO
+
+from ccmatic.cli.common import (
+    Subparsers,
+    executor_options,
+    exit_code,
+    load_proof_arg,
+    run_options,
+    solver_options,
+)
+from ccmatic.core.errors import Loc, SpecError
+from ccmatic.engine.parallel.executor import Executor, make_executor
+from ccmatic.engine.proof.prove import (
+    INITIAL,
+    LemmaReport,
+    ProofReport,
+    default_jobs,
+    prove,
+)
+from ccmatic.io.report import trace_table
+
+
+def mark(verdict: str) -> str:
+    return {"proved": "proved", "counterexample": "COUNTEREXAMPLE", "unknown": "UNKNOWN"}.get(verdict, verdict)
+
+
+def proof_text(rep: ProofReport) -> str:
+    pr = rep.proof
+    consts = ", ".join(f"{k}={v}" for k, v in pr.values().items())
+    lines = [f"{pr.name}: cca {Path(pr.scenario.cca_path).name} on {pr.scenario.model.summary()}, T={pr.T}",
+             f"  constants: {consts or '(none)'}"]
+    for lem in rep.lemmas:
+        extra = " (vacuous: its premise admits no trace)" if lem.vacuous else ""
+        extra += " (cached)" if lem.cached else ""
+        reason = f" — {lem.reason}" if lem.reason and lem.verdict != "proved" else ""
+        lines.append(f"  lemma {lem.name:12s} {mark(lem.verdict):8s} {lem.time_s:8.2f}s{extra}{reason}")
+    lines.append(f"  {rep.coverage.what}: {mark(rep.coverage.verdict)} ({rep.coverage.method})")
+    shown = [s for s in rep.stitching if s.verdict != "proved" or s.what.startswith(("stitching", "guarantee"))]
+    for s in shown:
+        lines.append(f"  {s.what}: {mark(s.verdict)} ({s.method})" + (f" — {s.detail}" if s.detail else ""))
+    rest = [s for s in rep.stitching if s not in shown]
+    if rest:
+        how: dict[str, int] = {}
+        for s in rest:
+            how[s.method] = how.get(s.method, 0) + 1
+        lines.append(f"  progress conditions: {len(rest)} proved ("
+                     + ", ".join(f"{n} by {m}" for m, n in sorted(how.items())) + ")")
+    g = rep.graph
+    lines.append(f"  graph: {'ok' if g.ok else 'COUNTEREXAMPLE'}; edges " + ", ".join(f"{a}->{b}" for a, b, _ in g.edges))
+    lines += [f"    problem: {prob}" for prob in g.problems] + [f"    note: {note}" for note in g.notes]
+    lines.append(f"{mark(rep.verdict).upper()} in {rep.time_s:.1f}s ({rep.jobs} job{'s' if rep.jobs > 1 else ''})")
+    for lem in rep.lemmas:
+        if lem.trace is not None:
+            lines.append(f"counterexample to lemma {lem.name} (re-checked with exact rationals and replayed):")
+            lines.append(trace_table(lem.trace))
+    for s in [rep.coverage, *rep.stitching]:
+        if s.trace is not None:
+            lines.append(f"counterexample to {s.what}:")
+            lines.append(trace_table(s.trace))
+    return "\n".join(lines)
+
+
+def executor(args: argparse.Namespace, jobs: int) -> Executor | None:
+    """The executor of --executor/--address (None: the default local processes)."""
+    if args.executor == "local" and not args.address:
+        return None
+    return make_executor(args.executor, jobs, args.address)
+
+
+def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    proof, _lib = load_proof_arg(args)
+    opts = run_options(args)
+    jobs = args.jobs if args.jobs is not None else default_jobs()
+    if jobs < 1:
+        raise SpecError(Loc("--jobs"), f"--jobs must be at least 1, got {jobs}")
+    only = args.lemma or []
+    for name in only:
+        if name != INITIAL:  # the pseudo-lemma "[initial] holds again" may be named too
+            proof.lemma(name)
+
+    def on_lemma(r: LemmaReport) -> None:
+        if not args.json:
+            err.write(f"  lemma {r.name}: {mark(r.verdict)} ({r.time_s:.1f}s)\n")
+            err.flush()
+
+    def on_start() -> None:  # once everything is elaborated: an input error stays one line
+        if not args.json:
+            n = len(only) if only else len(proof.lemmas)
+            err.write(f"checking {proof.name}: {n} lemma(s) at T={proof.T}, {min(jobs, n)} job(s) ...\n")
+            err.flush()
+
+    ex = executor(args, jobs)
+    try:
+        rep = prove(proof, opts, jobs, args.cache, on_lemma, only or None, on_start, ex)
+    finally:
+        if ex is not None:
+            ex.close()
+    out.write(json.dumps(rep.json(), indent=2) + "\n" if args.json else proof_text(rep) + "\n")
+    return exit_code(rep.verdict)
+
+
+def add_parser(sub: Subparsers, common: argparse.ArgumentParser) -> None:
+    pv = sub.add_parser("prove", parents=[common, solver_options()],
+                        help="check a proof: lemmas, coverage, stitching and the transition graph")
+    pv.add_argument("proof", help="proof file or name (see 'ccmatic list')")
+    pv.add_argument("--jobs", type=int, default=None, metavar="N", help="lemmas checked in parallel (default: cores)")
+    pv.add_argument("--lemma", action="append", metavar="NAME", help="check only this lemma (repeatable)")
+    pv.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a constant")
+    pv.add_argument("--cache", metavar="DIR", help="result cache folder (JSON)")
+    executor_options(pv)
+    pv.set_defaults(handler=cmd_prove)

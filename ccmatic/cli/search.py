@@ -1,0 +1,114 @@
+"""``ccmatic search``: the tightest value of a constant for which a lemma holds
+(exact-rational bisection, or a grid)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TextIO
+
+from ccmatic.cli.common import (
+    EXIT_CEX,
+    EXIT_OK,
+    EXIT_UNKNOWN,
+    Subparsers,
+    executor_options,
+    frac_arg,
+    load_proof_arg,
+    run_options,
+    solver_options,
+)
+from ccmatic.cli.prove import executor
+from ccmatic.core.errors import Loc, SpecError
+from ccmatic.engine.parallel.executor import LocalExecutor
+from ccmatic.engine.proof.cache import ResultCache
+from ccmatic.engine.proof.prove import default_jobs
+from ccmatic.engine.proof.search import Probe, Searcher, SearchReport
+from ccmatic.io.report import trace_table
+
+
+def _value(v: object) -> str:
+    return "-" if v is None else f"{v} ({float(v):.4g})"  # type: ignore[arg-type]
+
+
+def search_text(rep: SearchReport) -> str:
+    lines = [f"search {rep.constant} in lemma {rep.lemma} (easier {rep.easier}):"]
+    for p in rep.probes:
+        lines.append(f"  {rep.constant} = {p.value!s:>10s} ({float(p.value):.4g}): {p.verdict}"
+                     f"{' (cached)' if p.cached else ''}  {p.time_s:.2f}s")
+    lines.append(f"  tightest proved: {_value(rep.proved)}")
+    lines.append(f"  nearest counterexample: {_value(rep.counterexample)}")
+    if rep.width is not None:
+        lines.append(f"  bracket width: {rep.width} ({float(rep.width):.4g})")
+    if rep.unknown:
+        lines.append(f"  unknown at: {', '.join(map(str, rep.unknown))} (counted as not proved)")
+    lines.append(f"  monotonicity: {rep.monotone}")
+    lines += [f"  note: {n}" for n in rep.notes]
+    lines.append(f"  time: {rep.time_s:.1f}s")
+    if rep.trace is not None:
+        lines.append(f"counterexample at {rep.constant} = {rep.counterexample} "
+                     "(re-checked with exact rationals and replayed):")
+        lines.append(trace_table(rep.trace))
+    return "\n".join(lines)
+
+
+def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    proof, _lib = load_proof_arg(args)
+    opts = run_options(args)
+    proof.lemma(args.lemma)
+    if args.constant not in proof.constants:
+        raise SpecError(Loc("--constant"), f"no constant named '{args.constant}'",
+                        f"constants: {', '.join(proof.constants) or '(none)'}")
+    if args.jobs is not None and args.jobs < 1:
+        raise SpecError(Loc("--jobs"), f"--jobs must be at least 1, got {args.jobs}")
+    c = proof.constants[args.constant]
+    s = Searcher(proof, args.lemma, args.constant, opts, ResultCache(args.cache) if args.cache else None, args.easier)
+
+    def on_probe(p: Probe) -> None:
+        if not args.json:
+            err.write(f"  {args.constant} = {p.value} ({float(p.value):.4g}): {p.verdict} ({p.time_s:.1f}s)\n")
+            err.flush()
+
+    if args.grid:
+        vals = [frac_arg("--grid", x) for x in args.grid.split(",") if x.strip()]
+        if not vals:
+            raise SpecError(Loc("--grid"), "the grid is empty", "e.g. --grid 0.5,0.6,0.7")
+        jobs = args.jobs if args.jobs is not None else default_jobs()
+        ex = executor(args, jobs) if (jobs > 1 or args.executor != "local") else None
+        if ex is None and jobs > 1:
+            ex = LocalExecutor(jobs)
+        try:
+            rep = s.grid(vals, on_probe, ex, args.cache)
+        finally:
+            if ex is not None:
+                ex.close()
+    else:
+        lo = frac_arg("--lo", args.lo) if args.lo is not None else c.lo
+        hi = frac_arg("--hi", args.hi) if args.hi is not None else c.hi
+        if lo is None or hi is None:
+            raise SpecError(c.loc, f"constant '{c.name}' has no range", "add range = [lo, hi], or give --lo and --hi")
+        rep = s.run(lo, hi, frac_arg("--tol", args.tol), on_probe)
+    out.write(json.dumps(rep.json(), indent=2) + "\n" if args.json else search_text(rep) + "\n")
+    if rep.proved is None:
+        return EXIT_CEX if rep.counterexample is not None else EXIT_UNKNOWN
+    return EXIT_OK
+
+
+def add_parser(sub: Subparsers, common: argparse.ArgumentParser) -> None:
+    se = sub.add_parser("search", parents=[common, solver_options()],
+                        help="tightest value of a constant for which a lemma holds (bisection or grid)")
+    se.add_argument("proof", help="proof file or name")
+    se.add_argument("--lemma", required=True, metavar="NAME")
+    se.add_argument("--constant", required=True, metavar="NAME")
+    se.add_argument("--lo", metavar="X", help="range low end (default: the constant's range)")
+    se.add_argument("--hi", metavar="Y", help="range high end")
+    se.add_argument("--tol", default="1/100", metavar="Z", help="stop when the bracket is this narrow (default 1/100)")
+    se.add_argument("--grid", metavar="a,b,c", help="check these values instead of bisecting")
+    se.add_argument("--easier", choices=["up", "down"],
+                    help="the direction in which THIS lemma gets easier (default: the constant's 'easier')")
+    se.add_argument("--set", action="append", metavar="NAME=VALUE", help="override another constant")
+    se.add_argument("--cache", metavar="DIR", help="result cache folder (JSON)")
+    se.add_argument("--jobs", type=int, default=None, metavar="N",
+                    help="grid values checked in parallel (default: cores; bisection is sequential)")
+    executor_options(se)
+    se.set_defaults(handler=cmd_search)

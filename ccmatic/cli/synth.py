@@ -1,0 +1,237 @@
+"""``ccmatic synth``: every CCA in a template that meets a query (CEGIS, thesis §4.1).
+
+``--timeout`` limits one solver check, as in every command; ``--budget`` limits the
+whole search (status ``timeout`` when it runs out; the solutions found so far were
+each re-verified).  Ctrl-C stops cleanly (status ``interrupted``) and keeps the
+solutions; ``--checkpoint``/``--resume`` continue a long run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import z3
+
+from ccmatic.cli.common import (
+    EXIT_OK,
+    EXIT_UNKNOWN,
+    Subparsers,
+    executor_options,
+    load_query_arg,
+    positive_seconds,
+    run_options,
+    solver_options,
+)
+from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.options import SynthOptions
+from ccmatic.core.scenario import Query
+from ccmatic.engine import checkpoint
+from ccmatic.engine.cegis import Synthesizer, SynthResult
+from ccmatic.engine.parallel.executor import make_executor
+from ccmatic.engine.parallel.synth import synthesize_parallel
+from ccmatic.engine.session import clear_interrupt
+
+
+def synth_options(args: argparse.Namespace, record: bool) -> SynthOptions:
+    return SynthOptions(run_options(args), positive_seconds("--budget", args.budget), record)
+
+
+def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    q = load_query_arg(args, args.query)
+    opts = synth_options(args, bool(args.checkpoint))
+    if args.resume and not Path(args.resume).is_file():
+        raise SpecError(Loc(args.resume), "checkpoint file not found")
+    outdir = Path(args.out) if args.out else None
+    if outdir is not None and outdir.exists() and not outdir.is_dir():
+        raise SpecError(Loc(str(outdir)), "--out must be a folder")
+    if args.jobs < 1:
+        raise SpecError(Loc("--jobs"), f"need at least one job, got {args.jobs}")
+    if args.jobs > 1 or args.executor != "local":
+        if args.checkpoint or args.resume:
+            raise SpecError(Loc("--checkpoint" if args.checkpoint else "--resume"),
+                            "checkpoints are for sequential synthesis", "drop --jobs/--executor, or the checkpoint")
+        res, parallel = _parallel(args, q, opts, err)
+        return report(args, q, res, parallel, outdir, out)
+    syn = Synthesizer(q, opts)
+    if args.resume:
+        checkpoint.resume(syn, args.resume)
+    if not args.json and not args.quiet:
+        err.write(f"synthesizing {q.name}: template {Path(syn.prog.path).name}, {len(syn.domains)} holes, "
+                  f"{syn.search_space():,} candidates before unit checks, T={q.T}\n")
+    res = _run_interruptible(syn, _progress(args, err))
+    if args.checkpoint:
+        checkpoint.save(syn, args.checkpoint)
+    return report(args, q, res, None, outdir, out)
+
+
+def _progress(args: argparse.Namespace, err: TextIO) -> Any:
+    tty = hasattr(err, "isatty") and err.isatty()
+    last = {"t": 0.0}
+
+    def progress(s: Synthesizer, elapsed: float) -> None:
+        if args.checkpoint:
+            checkpoint.save(s, args.checkpoint)
+        if args.json or args.quiet:
+            return
+        st = s.stats
+        line = (f"iter {st.iterations}  solutions {len(s.solutions)}  counterexamples {st.counterexamples}  "
+                f"unknown {st.unknown}  {elapsed:.1f}s")
+        if tty:
+            err.write("\r" + line.ljust(78))
+            err.flush()
+        elif elapsed - last["t"] >= 5.0:
+            err.write(line + "\n")
+            last["t"] = elapsed
+    return progress
+
+
+def _run_interruptible(syn: Synthesizer, progress: Any) -> SynthResult:
+    """Run CEGIS; Ctrl-C stops it cleanly.  Python runs signal handlers only between
+    bytecodes, never inside a long Z3 call: the wakeup fd is written by the C-level
+    handler at once, and a watcher thread turns it into a Z3 interrupt."""
+    stop = {"flag": False}
+
+    def on_sigint(signum: int, frame: object) -> None:
+        stop["flag"] = True
+        z3.main_ctx().interrupt()
+
+    main = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGINT, on_sigint) if main else None
+    watch = _InterruptWatcher(stop) if old is not None else None
+    try:
+        return syn.run(progress, lambda: stop["flag"])
+    finally:
+        if watch is not None:
+            watch.close()
+        if old is not None:
+            signal.signal(signal.SIGINT, old)
+        if stop["flag"]:
+            clear_interrupt()  # a late interrupt must not cancel the caller's next Z3 call
+
+
+class _InterruptWatcher:
+    """Turns SIGINT into ``z3 interrupt`` while the main thread is inside Z3."""
+
+    def __init__(self, stop: dict[str, bool]) -> None:
+        self.stop = stop
+        self.r, self.w = os.pipe()
+        os.set_blocking(self.w, False)
+        self.old_fd = signal.set_wakeup_fd(self.w)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                data = os.read(self.r, 1)
+            except OSError:
+                return
+            if not data:
+                return
+            self.stop["flag"] = True
+            z3.main_ctx().interrupt()
+
+    def close(self) -> None:
+        signal.set_wakeup_fd(self.old_fd)
+        os.close(self.w)
+        self.thread.join(timeout=1)
+        os.close(self.r)
+
+
+def _parallel(args: argparse.Namespace, q: Query, opts: SynthOptions, err: TextIO) -> tuple[SynthResult, dict[str, Any]]:
+    """Cube-and-conquer CEGIS on an executor (ccmatic/engine/parallel/synth.py)."""
+    positive_seconds("--slice", args.slice)
+    ex = make_executor(args.executor, args.jobs, args.address)
+    t0 = time.perf_counter()
+
+    def progress(done: int, left: int, sols: int) -> None:
+        if not args.json and not args.quiet:
+            err.write(f"  cubes done {done}, queued/running {left}, solutions {sols}, "
+                      f"{time.perf_counter() - t0:.1f}s\n")
+
+    if not args.json and not args.quiet:
+        err.write(f"synthesizing {q.name} on {ex.jobs} {args.executor} worker(s), T={q.T}\n")
+    try:
+        pr = synthesize_parallel(q, opts, ex, cubes_per_worker=args.cubes_per_worker, slice_s=args.slice,
+                                 share=not args.no_share, progress=progress)
+    finally:
+        ex.close()
+    ps = pr.parallel
+    return pr.result, {"executor": args.executor, "workers": ps.workers, "cubes": ps.cubes, "resplits": ps.resplits,
+                       "shared_out": ps.shared_out, "shared_in": ps.shared_in,
+                       "exchange_s": round(ps.exchange_s, 4), "share": not args.no_share}
+
+
+def report(args: argparse.Namespace, q: Query, res: SynthResult, parallel: dict[str, Any] | None,
+           outdir: Path | None, out: TextIO) -> int:
+    files = []
+    if outdir is not None:
+        outdir.mkdir(parents=True, exist_ok=True)
+        for i, sol in enumerate(res.solutions, start=1):
+            f = outdir / f"{q.name}-sol{i:03d}.cca"
+            f.write_text(sol.text)
+            files.append(str(f))
+    if args.json:
+        out.write(json.dumps(_json(q, res, parallel, files), indent=2) + "\n")
+    else:
+        _text(q, res, parallel, files, out)
+    return EXIT_OK if res.status == "complete" else EXIT_UNKNOWN
+
+
+def _json(q: Query, res: SynthResult, parallel: dict[str, Any] | None, files: list[str]) -> dict[str, Any]:
+    st = res.stats
+    return {
+        "query": q.path, "status": res.status, "T": q.T,
+        "solutions": [s.text for s in res.solutions],
+        "holes": [{k: str(v) for k, v in s.holes.items()} for s in res.solutions],
+        "files": files, "iterations": st.iterations, "counterexamples": st.counterexamples,
+        "unknown_candidates": [{k: str(v) for k, v in c.items()} for c in res.unknown_candidates],
+        "time_s": round(res.time_s, 4), "generator_s": round(st.generator_s, 4),
+        "verifier_s": round(st.verifier_s, 4), "reverify_s": round(st.reverify_s, 4),
+        "encode_s": round(st.encode_s, 4), "expect_solutions": q.expect_solutions,
+        **({"parallel": parallel} if parallel is not None else {}),
+    }
+
+
+def _text(q: Query, res: SynthResult, parallel: dict[str, Any] | None, files: list[str], out: TextIO) -> None:
+    st = res.stats
+    out.writelines(f"--- solution {i}" + (f" ({files[i - 1]})" if files else "") + "\n" + sol.text for i, sol in enumerate(res.solutions, start=1))
+    verdict = {"complete": "search complete", "interrupted": "INTERRUPTED (partial results)",
+               "timeout": "TIMEOUT (partial results)"}[res.status]
+    none = " -- no CCA in this template meets the query" if res.status == "complete" and not res.solutions else ""
+    out.write(f"{q.name}: {verdict}: {len(res.solutions)} solution(s){none}; {st.iterations} iterations, "
+              f"{st.counterexamples} counterexamples, {st.unknown} unknown; "
+              f"{res.time_s:.2f}s (generator {st.generator_s:.2f}s, verifier {st.verifier_s:.2f}s, "
+              f"re-verify {st.reverify_s:.2f}s)\n")
+    if res.unknown_candidates:
+        out.write(f"  {len(res.unknown_candidates)} candidate(s) got 'unknown' and were NOT accepted\n")
+    if parallel is not None:
+        out.write(f"  {parallel['workers']} {parallel['executor']} worker(s), {parallel['cubes']} cube tasks "
+                  f"({parallel['resplits']} re-split), counterexamples shared {parallel['shared_out']} out / "
+                  f"{parallel['shared_in']} in, {parallel['exchange_s']:.2f}s exchanging\n")
+
+
+def add_parser(sub: Subparsers, common: argparse.ArgumentParser) -> None:
+    sy = sub.add_parser("synth", parents=[common, solver_options()],
+                        help="synthesize every CCA in a template that meets a query (CEGIS)")
+    sy.add_argument("query", help="query file or name, with a template as its cca")
+    sy.add_argument("--out", metavar="DIR", help="write each solution as a CCA file into DIR")
+    sy.add_argument("--budget", type=float, default=None, metavar="S",
+                    help="stop the whole search after S seconds (status timeout)")
+    sy.add_argument("--checkpoint", metavar="FILE", help="save progress to FILE after every iteration")
+    sy.add_argument("--resume", metavar="FILE", help="continue from a checkpoint")
+    sy.add_argument("--quiet", action="store_true", help="no progress line")
+    sy.add_argument("--jobs", type=int, default=1, help="workers: > 1 splits the hole space into cubes (default 1)")
+    executor_options(sy)
+    sy.add_argument("--cubes-per-worker", type=int, default=4, help="initial cubes per worker (default 4)")
+    sy.add_argument("--slice", type=float, default=30.0, metavar="S",
+                    help="a cube task runs at most S seconds, then the rest is re-split (default 30)")
+    sy.add_argument("--no-share", action="store_true", help="do not share counterexamples between workers")
+    sy.set_defaults(handler=cmd_synth)

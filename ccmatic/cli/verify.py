@@ -1,0 +1,58 @@
+"""``ccmatic verify``: check a CCA against a query (proved / counterexample / unknown)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import replace
+from typing import TextIO
+
+from ccmatic.cli.common import (
+    Subparsers,
+    exit_code,
+    library,
+    load_query_arg,
+    run_options,
+    solver_options,
+)
+from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.results import Counterexample
+from ccmatic.engine.verify import verify
+from ccmatic.io.plot import plot_trace
+from ccmatic.io.report import verify_json, verify_text
+from ccmatic.spec.source import read_source
+
+
+def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    opts = run_options(args)
+    q = load_query_arg(args, args.query)
+    if args.cca:
+        found = library(args).find("templates", args.cca)
+        if found is None:
+            raise SpecError(Loc(args.cca), "CCA file not found", "give a path or a name from 'ccmatic list'")
+        q = replace(q, scenario=replace(q.scenario, cca_path=str(found), cca_text=read_source(found, "CCA file")))
+
+    def progress() -> None:  # only once encoded, so that an input error stays one line
+        if not args.json:
+            err.write(f"verifying {q.name} (T={q.T}) ...\n")
+
+    rep = verify(q, opts, on_encoded=progress)
+    if args.plot and isinstance(rep.outcome, Counterexample):
+        plot_trace(rep.outcome.trace, args.plot, title=f"{q.name}: counterexample")
+    if args.json:
+        out.write(json.dumps(verify_json(rep), indent=2) + "\n")
+    else:
+        out.write(verify_text(rep) + "\n")
+        if args.plot:
+            shown = isinstance(rep.outcome, Counterexample)
+            out.write(f"  plot: {args.plot}\n" if shown else "  (no counterexample, nothing to plot)\n")
+    return exit_code(rep.verdict)
+
+
+def add_parser(sub: Subparsers, common: argparse.ArgumentParser) -> None:
+    v = sub.add_parser("verify", parents=[common, solver_options()],
+                       help="check a CCA against a query: proved / counterexample / unknown")
+    v.add_argument("query", help="query file or name (see 'ccmatic list')")
+    v.add_argument("--plot", metavar="FILE.png", help="plot the counterexample to this file")
+    v.add_argument("--cca", metavar="FILE", help="check this CCA instead of the query's (e.g. a synth solution)")
+    v.set_defaults(handler=cmd_verify)

@@ -1,0 +1,85 @@
+"""Results, in one vocabulary for text, JSON and the Python API.
+
+A question to the solver (a verification, a lemma, a proof check, a probe of a
+constant search) ends in one :data:`Verdict`: ``proved`` (no trace of T steps
+violates it), ``counterexample`` (a trace that does, re-checked with exact rationals
+and replayed) or ``unknown`` (the solver gave up; never counted as proved).  A
+synthesis run ends in a :data:`SynthStatus`.  Numbers are exact rationals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal
+
+Verdict = Literal["proved", "counterexample", "unknown"]
+VERDICTS: tuple[Verdict, ...] = ("proved", "counterexample", "unknown")
+SynthStatus = Literal["complete", "interrupted", "timeout"]
+
+#: exit codes of every command
+EXIT_CODES: dict[Verdict, int] = {"proved": 0, "counterexample": 1, "unknown": 3}
+EXIT_INPUT = 2
+
+Value = Fraction | bool
+
+
+@dataclass(frozen=True)
+class ConcreteTrace:
+    """A counterexample with exact values: ``flows[f][name][t]`` and
+    ``aggregate[name][t]`` for every quantity the scenario built (names of
+    :mod:`ccmatic.core.quantities`, and the CCA's state variables)."""
+
+    T: int
+    N: int
+    params: dict[str, Fraction | None]
+    aggregate: dict[str, list[Fraction]]
+    flows: list[dict[str, list[Value]]]
+    extra: dict[str, Value] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Proved:
+    T: int
+    verdict: Verdict = "proved"
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    trace: ConcreteTrace
+    verdict: Verdict = "counterexample"
+
+
+@dataclass(frozen=True)
+class Unknown:
+    reason: str
+    verdict: Verdict = "unknown"
+
+
+Outcome = Proved | Counterexample | Unknown
+
+
+def _q(x: Value | None) -> Any:
+    """Exact JSON form of a value: a rational as a string ("7/3")."""
+    return x if x is None or isinstance(x, bool) else str(x)
+
+
+def trace_to_json(tr: ConcreteTrace) -> dict[str, Any]:
+    return {
+        "T": tr.T, "N": tr.N,
+        "params": {k: _q(v) for k, v in tr.params.items()},
+        "aggregate": {k: [_q(x) for x in v] for k, v in tr.aggregate.items()},
+        "flows": [{k: [_q(x) for x in v] for k, v in fl.items()} for fl in tr.flows],
+    }
+
+
+def trace_from_json(d: dict[str, Any]) -> ConcreteTrace:
+    def f(x: Any) -> Any:
+        return x if x is None or isinstance(x, bool) else Fraction(x)
+
+    return ConcreteTrace(
+        int(d["T"]), int(d["N"]),
+        {k: f(v) for k, v in d["params"].items()},
+        {k: [Fraction(x) for x in v] for k, v in d["aggregate"].items()},
+        [{k: [f(x) for x in v] for k, v in fl.items()} for fl in d["flows"]],
+    )

@@ -1,0 +1,94 @@
+"""A CCA's constraints: its step (:func:`ccmatic.semantics.cca.run_step`) over Z3
+terms at every step after its warm-up (symbolic execution into If-terms, thesis B.1).
+
+Before the warm-up (the steps whose reads would reach before step 0) rate and cwnd
+are free but non-negative and each state variable takes one of its declared initial
+values: initial conditions are the adversary's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import z3
+
+from ccmatic.core.errors import EngineError
+from ccmatic.encode.trace import Constraints, SymbolicTrace
+from ccmatic.semantics.cca import initial_values, run_step
+from ccmatic.semantics.z3domain import Z3, rat
+from ccmatic.spec import ir
+from ccmatic.spec.step import StepCode
+
+
+@dataclass
+class CcaEncoding:
+    """The constraints, and for every step the CCA runs, each output variable with
+    its defining term (the CEGIS generator's pruning reads these, Eq. B.1.4)."""
+
+    constraints: Constraints = field(default_factory=Constraints)
+    outputs: list[tuple[z3.ExprRef, z3.ExprRef]] = field(default_factory=list)
+
+
+def _chooser(out: Constraints, tr: SymbolicTrace, tag: str) -> Callable[[list[z3.ExprRef], ir.Choose], z3.ExprRef]:
+    def choose(options: list[z3.ExprRef], node: ir.Choose) -> z3.ExprRef:
+        v: z3.ExprRef = z3.FreshBool(tag) if node.is_bool else z3.FreshReal(tag)
+        if options:
+            out.add("CCA choose", z3.Or(*[v == o for o in options]))
+        tr.extra_vars.append(v)
+        return v
+    return choose
+
+
+def encode_cca(code: StepCode, tr: SymbolicTrace, f: int, name: str,
+               hole: Callable[[str], z3.ExprRef] | None = None) -> CcaEncoding:
+    """The CCA's constraints for flow f (``hole``: the value of each template hole)."""
+    enc = CcaEncoding()
+    e = enc.constraints
+    t0 = code.warmup
+
+    for t in range(tr.T):
+        if t < t0:
+            _warm_up(code, tr, f, t, e)
+            continue
+
+        def fetch(q: str, lag: int, t: int = t) -> z3.ExprRef:
+            if t - lag < 0:  # would wrap around to the last step: the warm-up is wrong
+                raise EngineError(f"step {t} reads {q} {lag} steps back, before step 0")
+            return tr.series(q, f)[t - lag]
+
+        out = run_step(code, Z3, fetch, tr.param, _chooser(e, tr, f"choose_{f}_{t}"), hole)
+        for n, _is_bool in code.outputs:
+            var = tr.series(n, f)[t]
+            e.add(f"CCA {name}", var == out[n])
+            enc.outputs.append((var, out[n]))
+    return enc
+
+
+def _warm_up(code: StepCode, tr: SymbolicTrace, f: int, t: int, e: Constraints) -> None:
+    """Free initial conditions (non-negative outputs; rate and cwnd are clamped at 0
+    by the sending rule anyway), state variables at one of their initial values."""
+    if tr.sets_rate:
+        e.add("CCA warm-up", tr.rate_f[f][t] >= 0)
+    if tr.sets_cwnd:
+        e.add("CCA warm-up", tr.cwnd_f[f][t] >= 0)
+    init = initial_values(code, Z3, tr.param, _chooser(e, tr, f"init_{f}_{t}"))
+    for n, v in init.items():
+        e.add("CCA state init", tr.state_f[f][n][t] == v)
+
+
+def outputs_on_values(code: StepCode, t: int, mss: Fraction, value: Callable[[str, int], Fraction | bool],
+                      holes: dict[str, z3.ArithRef]) -> dict[str, z3.ExprRef]:
+    """The template's outputs at step t as terms over the hole variables, when every
+    observation takes its value from a concrete trace (``value(name, step)``).  Used
+    by the CEGIS generator for Eq. B.1.4 pruning."""
+
+    def fetch(name: str, lag: int) -> z3.ExprRef:
+        v = value(name, t - lag)
+        return z3.BoolVal(v) if isinstance(v, bool) else rat(v)
+
+    def choose(options: list[z3.ExprRef], node: ir.Choose) -> z3.ExprRef:
+        raise EngineError("a template has no choose() (the checker refuses it)")
+
+    return run_step(code, Z3, fetch, lambda p: rat(mss), choose, holes.__getitem__)

@@ -1,0 +1,184 @@
+"""Derived quantities as constraints: queueing-delay buckets (Eq. 4.1.1,
+REFERENCE-SPEC "Queueing delay"; CCAC §3) and the beliefs (through the one
+definition in :mod:`ccmatic.semantics.beliefs`).
+
+Delay buckets: ``qdel[f][t][dt]`` means the byte flow f had serviced at t was sent
+in (t − dt − 1, t − dt], i.e. its delay through the network was in [dt, dt + 1).
+When S did not move, the sample is stale and every entry is copied from t − 1.  For
+a newly serviced byte that was sent before the trace started (dt ≥ t), the model
+option ``qdel_prehistory`` decides: ``free`` (REFERENCE-SPEC: any bucket ≥ t, or
+none) or ``hidden`` (CCAC's encoding: no bucket is true, so the sample reads as a
+delay beyond the horizon).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Literal
+
+import z3
+
+from ccmatic.core.quantities import Family
+from ccmatic.encode.trace import Constraints, SymbolicTrace
+from ccmatic.semantics import beliefs, qdel
+from ccmatic.semantics.z3domain import Z3
+
+QdelBools = list[list[list[z3.BoolRef]]]
+
+
+class Z3Names:
+    """The encoding's namer: a named value is a variable with defining constraints."""
+
+    def __init__(self, out: Constraints) -> None:
+        self.out = out
+
+    def extremum(self, name: str, kind: Literal["max", "min"], items: list[z3.ArithRef], tag: str) -> z3.ArithRef:
+        """var == max(items), as (var ≥ each) ∧ (var equals one) (or ≤ for min)."""
+        var = z3.Real(name)
+        self.out.add(tag, *[var >= x if kind == "max" else var <= x for x in items])
+        self.out.add(tag, z3.Or(*[var == x for x in items]))
+        return var
+
+    def define(self, name: str, value: z3.ExprRef, tag: str) -> z3.ExprRef:
+        var = z3.Bool(name) if z3.is_bool(value) else z3.Real(name)
+        self.out.add(tag, var == value)
+        return var
+
+
+def build(tr: SymbolicTrace, families: set[Family]) -> Constraints:
+    """Build the derived families the scenario reads (in dependency order)."""
+    out = Constraints()
+    buckets: QdelBools | None = None
+    if "qdel" in families:
+        buckets, cs = qdel_buckets(tr)
+        out.extend(cs)
+        lo_hi = [[qdel.bounds(Z3, buckets[f][t], tr.model.D) for t in range(tr.T)] for f in range(tr.N)]
+        tr.derived["qdel_lo"] = [[lo for lo, _hi in fl] for fl in lo_hi]
+        tr.derived["qdel_hi"] = [[hi for _lo, hi in fl] for fl in lo_hi]
+        tr.built.add("qdel")
+    if "rate_beliefs" in families:
+        out.extend(rate_beliefs(tr, buckets))
+        tr.built.add("rate_beliefs")
+    if "cbr_beliefs" in families:
+        out.extend(cbr_beliefs(tr))
+        tr.built.add("cbr_beliefs")
+    return out
+
+
+def qdel_buckets(tr: SymbolicTrace) -> tuple[QdelBools, Constraints]:
+    T, e, m = tr.T, Constraints(), tr.model
+    q = [[[z3.Bool(f"qdel_{f},{t},{dt}") for dt in range(T)] for t in range(T)] for f in range(tr.N)]
+    # The buffer bounds the delay only if a waiting byte keeps the bottleneck busy.
+    # Not so with several flows (the network may serve the others: nothing makes it
+    # FIFO across flows), nor for non-composing CCAC with ε > 0 (tokens may be
+    # wasted while ≤ ε bytes are undelivered, so a byte can wait indefinitely).
+    bounded_delay = tr.N == 1 and not (m.family == "ccac" and not m.compose and m.epsilon > 0)
+    always = m.qdel_growth == "always"
+    for f in range(tr.N):
+        A, S, L = tr.A_f[f], tr.S_f[f], tr.L_f[f]
+        for t in range(T):
+            e.add("qdel at most one", z3.AtMost(*q[f][t], 1))
+            moved = z3.BoolVal(True) if always else (S[t] != S[t - 1] if t > 0 else None)
+            if t + 1 < T and moved is not None:
+                e.extend(_growth(q[f][t], q[f][t + 1], moved))
+            if t == 0:
+                continue  # the past before the trace is free
+            moved = S[t] != S[t - 1]
+            for dt in range(T):
+                if dt < t:
+                    sent_then = z3.And(A[t - dt - 1] - L[t - dt - 1] < S[t], S[t] <= A[t - dt] - L[t - dt])
+                    e.add("qdel definition", q[f][t][dt] == z3.If(moved, sent_then, q[f][t - 1][dt]))
+                else:
+                    # sent before the trace: the stale sample is unchanged when S did
+                    # not move; for a new byte the bucket is free ('free') or none is
+                    # reported ('hidden', CCAC's encoding)
+                    e.add("qdel definition", z3.Implies(z3.Not(moved), q[f][t][dt] == q[f][t - 1][dt]))
+                    if m.qdel_prehistory == "hidden":
+                        e.add("qdel prehistory hidden", z3.Implies(moved, z3.Not(q[f][t][dt])))
+            if tr.buffer is not None and bounded_delay:
+                # delay at most β/C + D.  In steps: the byte S(t) arrived by t − dt and
+                # found at most β bytes without a token; no token is wasted while it
+                # waits (Eq. A.2.5), so it holds one after ⌈β/C⌉ steps and is served
+                # D later, before t unless dt ≤ ⌈β/C⌉ + D, i.e. C·(dt − D − 1) < β.
+                for dt in range(T):
+                    e.add("qdel buffer bound", z3.Implies(q[f][t][dt], tr.C * (dt - m.D - 1) < tr.buffer))
+    return q, e
+
+
+def _growth(now: list[z3.BoolRef], nxt: list[z3.BoolRef], fresh: z3.BoolRef) -> Constraints:
+    """FIFO: the byte serviced at t + 1 was sent no earlier than the one serviced at
+    t, so its delay is at most one step more, and finite if the first one was.
+
+    Under ``qdel_growth = "fresh"`` this binds only a sample taken at t (S moved at
+    t, t ≥ 1): a stale sample may be several steps old.  ``"always"``
+    (REFERENCE-SPEC, CCmatic's prototype) binds every step, t = 0 and stale samples
+    included; it over-constrains the network but is what Table 4.1 was computed with."""
+    e = Constraints()
+    T = len(now)
+    for dt1 in range(T):
+        later = [nxt[dt2] for dt2 in range(dt1 + 2, T)]
+        if later:
+            e.add("qdel grows by at most 1 per step", z3.Implies(z3.And(fresh, now[dt1]), z3.Not(z3.Or(*later))))
+        if dt1 + 1 < T:
+            e.add("qdel stays finite", z3.Implies(z3.And(fresh, now[dt1]), z3.Or(*nxt[:dt1 + 2])))
+    return e
+
+
+def _flow(tr: SymbolicTrace, f: int, buckets: QdelBools | None) -> beliefs.FlowSeries[z3.ExprRef]:
+    return beliefs.FlowSeries(tr.A_f[f], tr.S_f[f], tr.L_f[f], tr.Ld_f[f], tr.buffer,
+                              buckets[f] if buckets is not None else None)
+
+
+def rate_beliefs(tr: SymbolicTrace, buckets: QdelBools | None) -> Constraints:
+    """c_lo and c_hi per flow and step (Eq. 4.1.2; §4.1.1.2 with timeouts)."""
+    m, out = tr.model, Constraints()
+    names = Z3Names(out)
+    rule = beliefs.RateRule(
+        D=m.D, eps=m.epsilon if (m.family == "ccac" and not m.compose) else Fraction(0),
+        loss_evidence=m.loss == "droptail" and tr.buffer is not None,
+        reference=m.belief_evidence == "reference", upper=tr.N == 1, timeouts=m.belief_timeouts)
+    c_lo: list[list[z3.ExprRef]] = []
+    c_hi: list[list[z3.ExprRef]] = []
+    for f in range(tr.N):
+        lo0, hi0 = z3.Real(f"c_lo_{f},0"), z3.Real(f"c_hi_{f},0")
+        out.add("beliefs t=0", lo0 >= 0)
+        st: beliefs.RateState[z3.ExprRef] = beliefs.RateState([lo0], [hi0], _phases(tr, f, out))
+        series = _flow(tr, f, buckets)
+        for en in range(1, tr.T):
+            beliefs.rate_step(Z3, names, rule, series, st, en, f)
+        c_lo.append(st.c_lo)
+        c_hi.append(st.c_hi)
+    tr.derived["c_lo"], tr.derived["c_hi"] = c_lo, c_hi
+    return out
+
+
+def _phases(tr: SymbolicTrace, f: int, out: Constraints) -> list[z3.BoolRef]:
+    """The periodic belief timeouts' phase: the adversary's choice, one-hot."""
+    cfg = tr.model.belief_timeouts
+    if cfg is None or cfg.period is None:
+        return []
+    phases = [z3.Bool(f"bt_phase_{f},{k}") for k in range(cfg.period)]
+    out.add("belief timeout phase", z3.AtMost(*phases, 1), z3.Or(*phases))
+    tr.extra_vars.extend(phases)
+    return phases
+
+
+def cbr_beliefs(tr: SymbolicTrace) -> Constraints:
+    """c_lo_lambda and q_hi per flow and step (§4.2.2.1)."""
+    m, out = tr.model, Constraints()
+    names = Z3Names(out)
+    cl_all: list[list[z3.ExprRef]] = []
+    qh_all: list[list[z3.ExprRef]] = []
+    for f in range(tr.N):
+        cl: list[z3.ExprRef] = [z3.Real(f"c_lo_lambda_{f},0")]
+        qh: list[z3.ExprRef] = [z3.Real(f"q_hi_{f},0")]
+        out.add("c_lo_lambda t=0", cl[0] >= 0, qh[0] >= 0)
+        series = _flow(tr, f, None)
+        for en in range(1, tr.T):
+            beliefs.cbr_lambda_step(Z3, names, series, cl, en, m.R, m.D, f)
+        for t in range(1, tr.T):
+            beliefs.q_hi_step(Z3, names, series, cl, qh, t, m.R, f)
+        cl_all.append(cl)
+        qh_all.append(qh)
+    tr.derived["c_lo_lambda"], tr.derived["q_hi"] = cl_all, qh_all
+    return out

@@ -1,0 +1,181 @@
+"""The symbolic trace: per-flow, per-step Z3 variables (thesis Table 2.1), and the
+tagged constraint lists an encoding is made of.
+
+Cumulative curves (bytes): ``A`` sent, ``S`` serviced/ACKed, ``L`` lost, ``Ld`` loss
+detected by the sender, ``W`` wasted tokens (shared).  Per step: ``rate``, ``cwnd``,
+``timeout`` and the CCA's state variables.  Derived quantities (the token curve,
+queues) are terms over these; the delay buckets and beliefs are added by their
+builders (:mod:`ccmatic.encode.derived`) before anything reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import z3
+
+from ccmatic.core.errors import EngineError
+from ccmatic.core.model import ModelConfig
+from ccmatic.core.quantities import QUANTITIES, Family
+from ccmatic.core.units import Unit
+from ccmatic.semantics import network
+from ccmatic.semantics.z3domain import Z3, rat
+
+Tagged = tuple[str, z3.BoolRef]
+
+
+@dataclass
+class Constraints:
+    """Tagged constraints; the tag names the equation a constraint encodes (e.g.
+    'A.2.3'), so that an exact re-check can say which one a model violates."""
+
+    items: list[Tagged] = field(default_factory=list)
+
+    def add(self, tag: str, *cs: z3.BoolRef | bool) -> None:
+        for c in cs:
+            self.items.append((tag, z3.BoolVal(c) if isinstance(c, bool) else c))
+
+    def extend(self, other: Constraints | list[Tagged]) -> None:
+        self.items.extend(other.items if isinstance(other, Constraints) else other)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+Series = list[list[z3.ExprRef]]  # [flow][step]
+
+
+class SymbolicTrace:
+    """The variables of one scenario.  ``families`` holds the derived quantities
+    built for it: name -> per-flow series."""
+
+    def __init__(self, model: ModelConfig, T: int, sets_rate: bool, sets_cwnd: bool,
+                 states: dict[str, Unit | None]) -> None:
+        self.model = model
+        self.T = T
+        self.N = model.N
+        N, steps = model.N, range(T)
+
+        def reals(name: str) -> list[list[z3.ArithRef]]:
+            return [[z3.Real(f"{name}_{f},{t}") for t in steps] for f in range(N)]
+
+        self.A_f = reals("A")
+        self.S_f = reals("S")
+        self.L_f = reals("L")
+        self.Ld_f = reals("Ld")
+        self.rate_f = reals("rate")
+        self.cwnd_f = reals("cwnd")
+        self.timeout_f = [[z3.Bool(f"timeout_{f},{t}") for t in steps] for f in range(N)]
+        self.W = [z3.Real(f"W_{t}") for t in steps]
+        self.C0 = z3.Real("C0")
+        self.MSS = z3.Real("MSS")
+        self.C = rat(model.C)
+        self.dupacks: z3.ArithRef | None = z3.Real("dupacks") if model.dupacks is None else None
+        b = model.buffer
+        self.buffer: z3.ArithRef | None
+        if b.mode == "infinite":
+            self.buffer = None
+        elif b.mode == "finite":
+            assert b.k is not None
+            self.buffer = rat(b.k * model.C * model.R)
+        else:
+            self.buffer = z3.Real("buffer")
+        self.sets_rate = sets_rate
+        self.sets_cwnd = sets_cwnd
+        self.state_units = dict(states)
+        self.state_f: list[dict[str, list[z3.ExprRef]]] = [
+            {n: [z3.Bool(f"{n}_{f},{t}") if u is None else z3.Real(f"{n}_{f},{t}") for t in steps]
+             for n, u in states.items()} for f in range(N)]
+        self.derived: dict[str, Series] = {}
+        self.built: set[Family] = {"trace"}
+        self.extra_vars: list[z3.ExprRef] = []
+
+    # -- aggregates and derived terms --------------------------------------------------
+    def agg(self, per_flow: list[list[z3.ArithRef]], t: int) -> z3.ArithRef:
+        if self.N == 1:
+            return per_flow[0][t]
+        return z3.Sum([per_flow[f][t] for f in range(self.N)])
+
+    def A(self, t: int) -> z3.ArithRef:
+        return self.agg(self.A_f, t)
+
+    def S(self, t: int) -> z3.ArithRef:
+        return self.agg(self.S_f, t)
+
+    def L(self, t: int) -> z3.ArithRef:
+        return self.agg(self.L_f, t)
+
+    def Ld(self, t: int) -> z3.ArithRef:
+        return self.agg(self.Ld_f, t)
+
+    def tokens(self, t: int) -> z3.ArithRef:
+        """T_A(t) (Eq. A.2.4); before step 0 extended with slope C and no waste."""
+        return network.tokens(Z3, self.C0, self.model.C, t, self.W[max(t, 0)])
+
+    def queue(self, t: int, f: int | None = None) -> z3.ArithRef:
+        """Bytes in the network, A − L − S (of one flow, or of all)."""
+        if f is None:
+            return network.in_network(Z3, self.A(t), self.L(t), self.S(t))
+        return network.in_network(Z3, self.A_f[f][t], self.L_f[f][t], self.S_f[f][t])
+
+    def bq(self, t: int) -> z3.ArithRef:
+        """The bottleneck queue A − L − T_A (Eq. A.2.6)."""
+        return network.bottleneck_queue(Z3, self.A(t), self.L(t), self.tokens(t))
+
+    # -- the registry's quantities ------------------------------------------------------
+    def series(self, name: str, f: int) -> list[z3.ExprRef]:
+        """The per-step terms of a per-flow quantity or state variable of flow f."""
+        direct = {"A": self.A_f, "S": self.S_f, "L": self.L_f, "Ld": self.Ld_f, "timeout": self.timeout_f,
+                  "rate": self.rate_f, "cwnd": self.cwnd_f}
+        if name in direct:
+            return list(direct[name][f])
+        if name == "queue":
+            return [self.queue(t, f) for t in range(self.T)]
+        if name in self.state_f[f]:
+            return self.state_f[f][name]
+        if name in self.derived:
+            return self.derived[name][f]
+        raise EngineError(f"'{name}' was not built for this scenario (families built: {sorted(self.built)})")
+
+    def term(self, name: str, flow: int | None, step: int) -> z3.ExprRef:
+        """A quantity at a step: of one flow, or the aggregate (shared quantities and
+        sums over flows)."""
+        shared: dict[str, Callable[[int], z3.ExprRef]] = {
+            "W": lambda t: self.W[t], "tokens": self.tokens, "bq": self.bq,
+            "tokens_lo": lambda t: self.tokens(t - self.model.D)}
+        if name in shared:
+            return shared[name](step)
+        if flow is None:
+            q = QUANTITIES[name]
+            if not q.summable:
+                raise EngineError(f"'{name}' has no aggregate")
+            if name == "queue":
+                return self.queue(step)
+            return self.agg([self.series(name, f) for f in range(self.N)], step)
+        return self.series(name, flow)[step]
+
+    def recorded(self, name: str) -> bool:
+        """Whether a counterexample records this per-flow quantity: built for the
+        scenario, set by the CCA (rate, cwnd), possible in the model (timeouts)."""
+        q = QUANTITIES[name]
+        if q.family not in self.built:
+            return False
+        if name in ("rate", "cwnd"):
+            return self.sets_rate if name == "rate" else self.sets_cwnd
+        if name == "timeout":
+            return self.model.timeouts
+        return True
+
+    def param(self, name: str) -> z3.ExprRef:
+        if name == "MSS":
+            return self.MSS
+        if name == "C0":
+            return self.C0
+        if name == "buffer" and self.buffer is not None:
+            return self.buffer
+        raise EngineError(f"parameter '{name}' is not available")
+
+    def const(self, x: Fraction) -> z3.ArithRef:
+        return rat(x)

@@ -1,0 +1,351 @@
+"""Counterexample-guided inductive synthesis over belief templates (thesis §4.1, B.1).
+
+* **Generator**: one incremental solver over the hole variables, built once: each
+  hole ranges over its finite domain, the template's unit checks exclude ill-typed
+  candidates, and every counterexample adds the Eq. B.1.4 pruning — the next
+  candidate must not make the same choices (rate, cwnd, state) at every step of that
+  trace.  Solutions are blocked together with their constant-term variants (§4.2.1).
+* **Verifier**: network ∧ initial conditions ∧ assumptions ∧ ¬property is asserted
+  once per query; each candidate's CCA constraints are checked in a pushed scope.
+* A candidate the verifier proves is re-verified from scratch in a fresh solver
+  before it counts as a solution; an ``unknown`` answer never makes a solution.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from pathlib import Path
+
+import z3
+
+from ccmatic.core.errors import EngineError, Loc, SpecError
+from ccmatic.core.options import RunOptions, SynthOptions
+from ccmatic.core.results import Proved, SynthStatus
+from ccmatic.core.scenario import Query
+from ccmatic.encode.cca import CcaEncoding, encode_cca, outputs_on_values
+from ccmatic.encode.problem import Problem
+from ccmatic.encode.template_units import hole_var, unit_constraints
+from ccmatic.encode.trace import Tagged
+from ccmatic.engine.recheck import Evaluator, FormulaCache, RecheckError, recheck
+from ccmatic.engine.session import (
+    Sat,
+    Session,
+    SolverUnknown,
+    Unsat,
+    make_solver,
+    set_timeout,
+)
+from ccmatic.engine.templates import (
+    Candidate,
+    fill_template,
+    hole_domains,
+    variable_term_holes,
+)
+from ccmatic.engine.verify import build_query, query_cca, solve
+from ccmatic.semantics.z3domain import rat
+from ccmatic.spec.cca import CcaProgram
+
+Values = dict[str, dict[int, list[Fraction | bool]]]  # name -> flow -> per-step values
+
+
+@dataclass
+class SynthStats:
+    iterations: int = 0
+    counterexamples: int = 0
+    ill_typed: int = 0
+    unknown: int = 0
+    generator_s: float = 0.0
+    verifier_s: float = 0.0
+    encode_s: float = 0.0
+    reverify_s: float = 0.0
+
+
+@dataclass
+class Solution:
+    holes: Candidate
+    text: str
+
+
+@dataclass
+class SynthResult:
+    status: SynthStatus
+    solutions: list[Solution]
+    stats: SynthStats
+    unknown_candidates: list[Candidate] = field(default_factory=list)
+    time_s: float = 0.0
+
+
+class Synthesizer:
+    def __init__(self, query: Query, opts: SynthOptions, prog: CcaProgram | None = None) -> None:
+        t0 = time.perf_counter()
+        self.query = query
+        self.opts = opts
+        self.prog = prog if prog is not None else query_cca(query)
+        if not self.prog.is_template:
+            raise SpecError(Loc(query.scenario.cca_path, 1, 1), "the CCA has no holes: nothing to synthesize",
+                            "use 'ccmatic verify' for a concrete CCA")
+        self.domains = hole_domains(self.prog, query)
+        m = query.model
+        self.code = self.prog.code(m.R, m.D, query.T, "symbolic")
+        self.hvars = {h: hole_var(h) for h in self.domains}
+        # verifier: the base is built once; each candidate's CCA goes in a pushed scope
+        self.problem, prop = build_query(query, self.prog, "symbolic", self.hvars.__getitem__)
+        self.tr = self.problem.trace
+        self.neg_prop: Tagged = ("negated property", z3.Not(prop))
+        self.base = self.problem.base(with_cca=False)
+        self.verifier = Session(self.base, opts.run.timeout_s, opts.run.seed)
+        self.verifier.solver.add(self.neg_prop[1])
+        self.fcache = FormulaCache()
+        self._fresh: tuple[Problem, z3.BoolRef] | None = None  # separately built base for re-verification
+        # generator
+        self.gen = make_solver(None, opts.run.seed)
+        for h, dom in self.domains.items():
+            self.gen.add(z3.Or(*[self.hvars[h] == rat(v) for v in dom]))
+        for c in unit_constraints(self.prog):
+            self.gen.add(c)
+        self.var_holes = [h for h in variable_term_holes(self.prog) if h in self.domains]
+        self.stats = SynthStats()
+        self.solutions: list[Solution] = []
+        self.unknown: list[Candidate] = []
+        self.cex_log: list[dict[str, object]] = []  # for checkpoints
+        self._seen: set[tuple[tuple[str, Fraction], ...]] = set()
+        self._assume: list[z3.BoolRef] = []  # the current cube's guard (parallel synthesis)
+        self._cubes = 0
+        self.stats.encode_s = time.perf_counter() - t0
+
+    # -- cubes (parallel synthesis) -----------------------------------------------------
+    def restrict(self, cube: dict[str, tuple[Fraction, ...]], solutions: list[Candidate],
+                 unknown: list[Candidate]) -> None:
+        """Search only ``cube`` (a subset of each listed hole's domain) until
+        :meth:`unrestrict`, with the given solutions and unknown candidates blocked.
+        The cube is a guarded constraint checked under an assumption, so everything
+        the run learns (pruning by counterexamples, blocked solutions) stays in the
+        generator for the next cube: it is valid everywhere."""
+        self._cubes += 1
+        lit = z3.Bool(f"cube!{self._cubes}")
+        self.gen.add(z3.Implies(lit, z3.And(*[z3.Or(*[self.hvars[h] == rat(v) for v in vals])
+                                              for h, vals in cube.items()])))
+        self._assume = [lit]
+        for c in solutions:
+            self._block_solution(c)
+        for c in unknown:
+            self._block_exact(c)
+        self.solutions, self.unknown = [], []
+        self.stats = SynthStats()
+
+    def unrestrict(self) -> None:
+        for lit in self._assume:
+            self.gen.add(z3.Not(lit))  # retire the cube's guard
+        self._assume = []
+
+    def prune_recorded(self, cex: dict[str, object]) -> None:
+        """Prune with a counterexample recorded by another run (a checkpoint or the
+        shared pool): its observations, as :attr:`cex_log` stores them."""
+        per = cex["values"]
+        assert isinstance(per, dict)
+        values = {name: {int(f): [_parse_val(x) for x in xs] for f, xs in fl.items()} for name, fl in per.items()}
+        self._prune(values, Fraction(str(cex["MSS"])))
+
+    # -- generator side ---------------------------------------------------------------
+    def search_space(self) -> int:
+        n = 1
+        for d in self.domains.values():
+            n *= len(d)
+        return n
+
+    def _block_exact(self, cand: Candidate) -> None:
+        self.gen.add(z3.Or(*[self.hvars[h] != rat(v) for h, v in cand.items()]))
+
+    def _block_solution(self, cand: Candidate) -> None:
+        hs = self.var_holes or list(cand)
+        self.gen.add(z3.Or(*[self.hvars[h] != rat(cand[h]) for h in hs]))
+
+    def _prune(self, values: Values, mss: Fraction) -> None:
+        """Eq. B.1.4: on this trace's observations, differ from the recorded choices
+        at some step of some flow."""
+        diffs = []
+        for f in range(self.tr.N):
+            for t in range(self.code.warmup, self.tr.T):
+                def value(name: str, step: int, f: int = f) -> Fraction | bool:
+                    return values[name][f][step]
+                outs = outputs_on_values(self.code, t, mss, value, self.hvars)
+                for name, _is_bool in self.code.outputs:
+                    rec = values[name][f][t]
+                    diffs.append(outs[name] != (z3.BoolVal(rec) if isinstance(rec, bool) else rat(rec)))
+        self.gen.add(z3.Or(*diffs))
+
+    def _prune_model(self, model: z3.ModelRef, ev: Evaluator) -> None:
+        """Eq. B.1.4 on the counterexample itself: evaluate each output's defining
+        term in the model with the holes left symbolic."""
+        diffs = []
+        for var, term in self.problem.cca.outputs:
+            rec = ev.ev(var)
+            cand = model.eval(term, model_completion=False)
+            diffs.append(cand != (z3.BoolVal(rec) if isinstance(rec, bool) else rat(rec)))
+        self.gen.add(z3.Or(*diffs))
+
+    def _record_values(self, ev: Evaluator) -> tuple[Values, Fraction]:
+        names = set(self.code.lags) | {n for n, _ in self.code.outputs}
+        values: Values = {name: {f: [ev.ev(x) for x in self.tr.series(name, f)] for f in range(self.tr.N)}
+                          for name in names}
+        return values, ev.num(self.tr.MSS)
+
+    # -- verifier side ------------------------------------------------------------------
+    def _cca_constraints(self, cand: Candidate) -> list[Tagged]:
+        """The candidate's CCA constraints: the symbolic encoding with holes replaced."""
+        pairs = [(self.hvars[h], rat(v)) for h, v in cand.items()]
+        return [(tag, z3.substitute(c, *pairs)) for tag, c in self.problem.cca.constraints.items]
+
+    def reverify(self, cand: Candidate) -> bool:
+        """Re-verify a solution in a fresh solver, from a separately built encoding;
+        the candidate is checked strictly (units), its property re-checked, and the
+        setup confirmed to admit a trace (no vacuous proof)."""
+        t0 = time.perf_counter()
+        try:
+            if self._fresh is None:
+                self._fresh = build_query(self.query, self.prog, "symbolic", self.hvars.__getitem__)
+            fresh, prop = self._fresh
+            m = self.query.model
+            try:
+                code = self.prog.code(m.R, m.D, self.query.T, dict(cand))
+            except SpecError:
+                self.stats.ill_typed += 1
+                return False
+            enc = CcaEncoding()
+            for f in range(fresh.trace.N):
+                one = encode_cca(code, fresh.trace, f, self.prog.name)
+                enc.constraints.extend(one.constraints)
+            prob = replace(fresh, cca=enc, holes=dict(cand))
+            run = RunOptions(self.opts.run.timeout_s, self.opts.run.seed + 1)
+            return isinstance(solve(prob, prop, run), Proved)
+        finally:
+            self.stats.reverify_s += time.perf_counter() - t0
+
+    # -- main loop ------------------------------------------------------------------------
+    def run(self, progress: Callable[[Synthesizer, float], None] | None = None,
+            should_stop: Callable[[], bool] | None = None,
+            exchange: Callable[[Synthesizer], None] | None = None) -> SynthResult:
+        """CEGIS until the generator runs out of candidates.  ``exchange`` is called
+        before every generator step (parallel synthesis: publish new counterexamples
+        and prune with the other workers')."""
+        start = time.perf_counter()
+        status: SynthStatus = "complete"
+        stop = should_stop if should_stop is not None else (lambda: False)
+        try:
+            while True:
+                budget = self._budget_left(start)
+                if stop():
+                    status = "interrupted"
+                    break
+                if budget is not None and budget <= 0:
+                    status = "timeout"
+                    break
+                if exchange is not None:
+                    exchange(self)
+                cand = self._next_candidate()
+                if cand is None:
+                    break
+                if isinstance(cand, str):
+                    status = "interrupted" if stop() else "timeout"
+                    break
+                verdict = self._check(cand, start, stop)
+                if verdict == "deadline":
+                    status = "timeout"  # the budget, not the candidate, ended this check
+                    break
+                if verdict == "stop":
+                    status = "interrupted"
+                    break
+                if progress is not None:
+                    progress(self, time.perf_counter() - start)
+        except KeyboardInterrupt:
+            status = "interrupted"
+        except z3.Z3Exception:
+            # an interrupt (Ctrl-C) cancels whatever Z3 call is running, e.g. the
+            # model evaluation of the pruning step
+            if not stop():
+                raise
+            status = "interrupted"
+        return SynthResult(status, list(self.solutions), self.stats, list(self.unknown), time.perf_counter() - start)
+
+    def _budget_left(self, start: float) -> float | None:
+        b = self.opts.budget_s
+        return None if b is None else b - (time.perf_counter() - start)
+
+    def _next_candidate(self) -> Candidate | str | None:
+        """The generator's next candidate; None when there is none; "unknown" if the
+        generator gave up (interrupted)."""
+        t0 = time.perf_counter()
+        g = self.gen.check(*self._assume)
+        self.stats.generator_s += time.perf_counter() - t0
+        if g == z3.unsat:
+            return None
+        if g != z3.sat:
+            return "unknown"
+        hole_ev = Evaluator(self.gen.model(), self.fcache)
+        cand = {h: hole_ev.num(v) for h, v in self.hvars.items()}
+        self.stats.iterations += 1
+        key = tuple(sorted(cand.items()))
+        if key in self._seen:  # the generator must never repeat itself
+            raise EngineError(f"generator proposed candidate {cand} twice")
+        self._seen.add(key)
+        return cand
+
+    def _check(self, cand: Candidate, start: float, stop: Callable[[], bool]) -> str:
+        """Verify one candidate; "solution", "counterexample", "unknown", or why the
+        run must end ("deadline", "stop")."""
+        enc = self._cca_constraints(cand)
+        t1 = time.perf_counter()
+        left = self._budget_left(start)
+        cap = self.opts.run.timeout_s if left is None else min(left, self.opts.run.timeout_s or left)
+        set_timeout(self.verifier.solver, cap)  # the run's budget also bounds the check in progress
+        r = self.verifier.check(enc)
+        self.stats.verifier_s += time.perf_counter() - t1
+        if isinstance(r, SolverUnknown) and left is not None and (self._budget_left(start) or 0) <= 0:
+            return "deadline"
+        if isinstance(r, Unsat):
+            if self.reverify(cand):
+                self.solutions.append(Solution(dict(cand), fill_template(self.prog, cand, self.header(cand))))
+                self._block_solution(cand)
+                return "solution"
+            self.unknown.append(dict(cand))  # never accept what a fresh check does not confirm
+            self.stats.unknown += 1
+            self._block_exact(cand)
+            return "unknown"
+        if isinstance(r, Sat):
+            self._learn(r.model, enc)
+            return "counterexample"
+        if stop():
+            return "stop"
+        self.unknown.append(dict(cand))
+        self.stats.unknown += 1
+        self._block_exact(cand)
+        return "unknown"
+
+    def _learn(self, model: z3.ModelRef, enc: list[Tagged]) -> None:
+        try:
+            ev = recheck(model, [*self.base, *enc, self.neg_prop], self.fcache)
+        except RecheckError as e:
+            raise EngineError(f"counterexample failed the exact re-check: {e}") from e
+        self._prune_model(model, ev)
+        if self.opts.record_counterexamples:
+            values, mss = self._record_values(ev)
+            self.cex_log.append({"values": values_json(values), "MSS": str(mss)})
+        self.stats.counterexamples += 1
+
+    def header(self, cand: Candidate) -> str:
+        q = self.query
+        vals = ", ".join(f"?{h}={v}" for h, v in cand.items())
+        return (f"synthesized by ccmatic from {Path(self.prog.path).name} for {q.name} "
+                f"(model {q.model.name}, T={q.T})\nholes: {vals}")
+
+
+def values_json(values: Values) -> dict[str, dict[str, list[object]]]:
+    return {n: {str(f): [x if isinstance(x, bool) else str(x) for x in xs] for f, xs in per.items()}
+            for n, per in values.items()}
+
+
+def _parse_val(x: object) -> Fraction | bool:
+    return x if isinstance(x, bool) else Fraction(str(x))

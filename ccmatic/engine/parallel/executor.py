@@ -1,0 +1,243 @@
+"""Executors: where independent tasks run (issue 6).
+
+One small interface, two implementations:
+
+* :class:`LocalExecutor` — local processes (the default; one solver per worker
+  process, spawned fresh so that no Z3 state is shared); ``jobs = 1`` runs tasks
+  in this process;
+* :class:`RayExecutor` — a Ray cluster (``--executor ray [--address ADDR]``; the
+  optional extra ``pip install 'ccmatic[ray]'``).  Without an address it starts a
+  local Ray instance with ``jobs`` CPUs.
+
+Tasks are top-level functions of one picklable argument.  Both executors also
+provide a :class:`CexPool`, the shared counterexample pool of parallel synthesis:
+an append-only list every worker pushes to and reads from.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any, Protocol, TypeVar
+
+from ccmatic.core.errors import Loc, SpecError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+EXECUTORS = ("local", "ray")
+
+
+class CexPool(Protocol):
+    """Append-only shared list of (source, item) pairs."""
+
+    def push(self, source: str, items: list[Any]) -> None: ...
+
+    def pull(self, cursor: int) -> tuple[list[tuple[str, Any]], int]:
+        """The entries from ``cursor`` on, and the new cursor."""
+        ...
+
+
+class Executor(Protocol):
+    jobs: int
+    kind: str
+
+    def submit(self, fn: Callable[[Any], Any], arg: Any) -> Any:
+        """Start ``fn(arg)``; returns a handle for :meth:`wait_any`."""
+        ...
+
+    def wait_any(self, handles: list[Any]) -> tuple[Any, Any]:
+        """Wait for one of the handles: (handle, its result).  A task's exception
+        is raised here."""
+        ...
+
+    def cex_pool(self) -> CexPool: ...
+
+    def close(self) -> None: ...
+
+
+def map_unordered(ex: Executor, fn: Callable[[T], R], args: Iterable[T]) -> Iterator[tuple[int, R]]:
+    """Run ``fn`` over ``args`` with at most ``ex.jobs`` tasks in flight; yields
+    (index, result) as tasks finish."""
+    todo = list(enumerate(args))
+    todo.reverse()
+    running: dict[Any, int] = {}
+    while todo or running:
+        while todo and len(running) < max(1, ex.jobs):
+            i, a = todo.pop()
+            running[ex.submit(fn, a)] = i
+        h, r = ex.wait_any(list(running))
+        yield running.pop(h), r
+
+
+# -- local -------------------------------------------------------------------------------------
+
+class _ListPool:
+    """A pool over a list (a plain one in-process, a manager proxy across processes)."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def push(self, source: str, items: list[Any]) -> None:
+        if items:
+            self.store.extend([(source, it) for it in items])
+
+    def pull(self, cursor: int) -> tuple[list[tuple[str, Any]], int]:
+        new = list(self.store[cursor:])
+        return new, cursor + len(new)
+
+
+class _Inline:
+    """A task run in this process when it is waited for (jobs = 1)."""
+
+    def __init__(self, fn: Callable[[Any], Any], arg: Any) -> None:
+        self.fn = fn
+        self.arg = arg
+
+
+class LocalExecutor:
+    kind = "local"
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = max(1, jobs)
+        self._pool: ProcessPoolExecutor | None = None
+        self._manager: Any = None
+
+    def _procs(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"))
+        return self._pool
+
+    def submit(self, fn: Callable[[Any], Any], arg: Any) -> Any:
+        if self.jobs == 1:
+            return _Inline(fn, arg)
+        return self._procs().submit(fn, arg)
+
+    def wait_any(self, handles: list[Any]) -> tuple[Any, Any]:
+        for h in handles:
+            if isinstance(h, _Inline):
+                return h, h.fn(h.arg)
+        done, _ = wait(handles, return_when=FIRST_COMPLETED)
+        h = next(iter(done))
+        assert isinstance(h, Future)
+        return h, h.result()
+
+    def cex_pool(self) -> CexPool:
+        if self.jobs == 1:
+            return _ListPool([])
+        if self._manager is None:
+            self._manager = multiprocessing.get_context("spawn").Manager()
+        return _ListPool(self._manager.list())
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        if self._manager is not None:
+            self._manager.shutdown()
+            self._manager = None
+
+
+# -- Ray -----------------------------------------------------------------------------------------
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise SpecError(Loc("--executor"), "Ray is not installed",
+                        "pip install 'ccmatic[ray]' (or use --executor local)") from None
+    return ray
+
+
+class _RayPoolActor:
+    def __init__(self) -> None:
+        self.items: list[tuple[str, Any]] = []
+
+    def push(self, source: str, items: list[Any]) -> None:
+        self.items.extend((source, it) for it in items)
+
+    def pull(self, cursor: int) -> tuple[list[tuple[str, Any]], int]:
+        new = self.items[cursor:]
+        return new, cursor + len(new)
+
+
+class _RayPool:
+    """Client side of the pool actor (picklable: it holds the actor handle)."""
+
+    def __init__(self, actor: Any) -> None:
+        self.actor = actor
+
+    def push(self, source: str, items: list[Any]) -> None:
+        if items:
+            _ray().get(self.actor.push.remote(source, items))
+
+    def pull(self, cursor: int) -> tuple[list[tuple[str, Any]], int]:
+        out: tuple[list[tuple[str, Any]], int] = _ray().get(self.actor.pull.remote(cursor))
+        return out
+
+
+class RayExecutor:
+    """Tasks as Ray tasks (one CPU each).  ``address``: an existing cluster
+    ("auto", or "ray://host:10001"); None starts a local instance with ``jobs``
+    CPUs (and stops it on close)."""
+
+    kind = "ray"
+
+    def __init__(self, jobs: int, address: str | None = None) -> None:
+        ray = _ray()
+        self.ray = ray
+        self._started = False
+        if not ray.is_initialized():
+            try:
+                quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
+                if address:
+                    ray.init(address=address, **quiet)
+                else:
+                    ray.init(num_cpus=max(1, jobs), **quiet)
+            except (ConnectionError, RuntimeError, ValueError) as e:
+                raise SpecError(Loc("--address"), f"cannot connect to Ray: {e}",
+                                "start a cluster ('ray start --head') or drop --address") from None
+            self._started = True
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        self.jobs = max(1, jobs if jobs > 0 else cpus)
+        self._remote: dict[Callable[[Any], Any], Any] = {}
+
+    def submit(self, fn: Callable[[Any], Any], arg: Any) -> Any:
+        rf = self._remote.get(fn)
+        if rf is None:
+            rf = self._remote[fn] = self.ray.remote(num_cpus=1)(fn)
+        return rf.remote(arg)
+
+    def wait_any(self, handles: list[Any]) -> tuple[Any, Any]:
+        done, _ = self.ray.wait(handles, num_returns=1)
+        h = done[0]
+        try:
+            return h, self.ray.get(h)
+        except self.ray.exceptions.RayTaskError as e:
+            cause = getattr(e, "cause", None)
+            if isinstance(cause, BaseException):
+                raise cause from None  # the task's own error (e.g. a one-line input error)
+            raise
+
+    def cex_pool(self) -> CexPool:
+        actor = self.ray.remote(num_cpus=0)(_RayPoolActor).remote()
+        return _RayPool(actor)
+
+    def close(self) -> None:
+        if self._started:
+            self.ray.shutdown()
+            self._started = False
+
+
+def make_executor(kind: str, jobs: int, address: str | None = None) -> Executor:
+    if kind not in EXECUTORS:
+        raise SpecError(Loc("--executor"), f"unknown executor {kind!r}", f"use one of {', '.join(EXECUTORS)}")
+    if jobs < 1:
+        raise SpecError(Loc("--jobs"), f"need at least one job, got {jobs}")
+    if kind == "local":
+        if address:
+            raise SpecError(Loc("--address"), "--address is for --executor ray")
+        return LocalExecutor(jobs)
+    return RayExecutor(jobs, address)

@@ -1,0 +1,208 @@
+"""Checking one proof question with the solver (thesis B.4).
+
+* :class:`ProofContext` — a proof's scenario built once (:func:`ccmatic.encode.problem.build`,
+  with everything the proof's formulas read), its ``[initial]`` conditions and
+  invariants at a step, and its formulas elaborated for given constant values;
+* :class:`ModelSession` — a solver over that problem: unsat of a negated question
+  → proved (after confirming that the scenario admits a trace); sat → a
+  counterexample, re-checked with exact rationals and replayed; anything else →
+  unknown;
+* :class:`LemmaChecker` — a lemma ``premise ⇒ conclusion`` for any constant values,
+  reusing one session (a constant search);
+* :func:`logic_check` — a formula over the trace's variables with no network at
+  all (coverage, stitching): valid in pure logic is valid on every model.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+import z3
+
+from ccmatic.core.options import RunOptions
+from ccmatic.core.proof import Proof
+from ccmatic.core.results import (
+    ConcreteTrace,
+    Counterexample,
+    Unknown,
+    Verdict,
+    trace_from_json,
+    trace_to_json,
+)
+from ccmatic.core.source import Source
+from ccmatic.encode.problem import Problem, build, initial_conditions
+from ccmatic.encode.trace import SymbolicTrace, Tagged
+from ccmatic.engine.proof.cache import ResultCache, constraints_digest, question_key
+from ccmatic.engine.session import LOGIC, Sat, Session, Unsat, make_solver
+from ccmatic.engine.verify import counterexample
+from ccmatic.semantics.z3domain import as_bool
+from ccmatic.spec.cca import load_cca
+from ccmatic.spec.formula import QueryContext
+from ccmatic.spec.proofs import ProofScope, all_formulas, proof_scope, typecheck
+
+
+@dataclass
+class Check:
+    """One solver question's answer.  ``method``: how it was settled (model, logic,
+    cache, syntax); ``vacuous``: a lemma whose premise admits no trace."""
+
+    verdict: Verdict
+    time_s: float
+    reason: str | None = None
+    trace: ConcreteTrace | None = None
+    vacuous: bool = False
+    method: str = "model"
+
+
+class ProofContext:
+    """The scenario, CCA and network of a proof (built once)."""
+
+    def __init__(self, proof: Proof) -> None:
+        self.proof = proof
+        sc = proof.scenario
+        self.prog = load_cca(sc.cca_path, sc.cca_text)
+        self.qctx = QueryContext.of(sc, self.prog)
+        typecheck(proof, self.qctx)
+        self.problem: Problem = build(sc, self.prog, all_formulas(proof, self.scope(proof.values())))
+        self.assumptions = self.invariants_at(proof.start, proof.values())
+
+    @property
+    def tr(self) -> SymbolicTrace:
+        return self.problem.trace
+
+    def scope(self, values: dict[str, Fraction]) -> ProofScope:
+        return proof_scope(self.proof, self.qctx, values)
+
+    def formula(self, src: Source, values: dict[str, Fraction], t: int | None = None) -> z3.BoolRef:
+        return as_bool(self.problem.formula(self.scope(values).condition(src, t)))
+
+    def invariants_at(self, t: int, values: dict[str, Fraction]) -> list[Tagged]:
+        """The proof's ``invariant`` formulas at step t, with these constant values."""
+        return [(f"proof: invariant {src.text}", self.formula(src, values, t)) for src in self.proof.invariants]
+
+    def initial_at(self, t: int) -> list[Tagged]:
+        """``[initial]`` and the invariants at step t: assumed at the start of every
+        lemma, so ``ccmatic prove`` also checks that they hold again at the last step
+        (otherwise the lemmas could not be chained)."""
+        init = initial_conditions(self.problem.trace, self.proof.scenario.initial, t).items
+        return [*init, *self.invariants_at(t, self.proof.values())]
+
+    def constraints(self) -> list[Tagged]:
+        """Network ∧ CCA ∧ initial conditions ∧ assumptions ∧ invariants at the start."""
+        return [*self.problem.base(), *self.assumptions]
+
+
+class ModelSession:
+    """A solver over a :class:`ProofContext`'s constraints, built on first use."""
+
+    def __init__(self, ctx: ProofContext, opts: RunOptions, cache: ResultCache | None = None) -> None:
+        self.ctx = ctx
+        self.opts = opts
+        self.cache = cache
+        self._session: Session | None = None
+        self._admits: bool | None = None
+        self._digest: str | None = None
+
+    @property
+    def session(self) -> Session:
+        if self._session is None:
+            self._session = Session(self.ctx.constraints(), self.opts.timeout_s, self.opts.seed)
+        return self._session
+
+    def _key(self, negated: z3.BoolRef, vacuity: bool) -> str:
+        if self._digest is None:
+            self._digest = constraints_digest(self.ctx.constraints())
+        return question_key(self._digest, negated, vacuity, self.opts.timeout_s, self.opts.seed, LOGIC)
+
+    def admits_a_trace(self) -> bool | None:
+        """Do the network, CCA and assumptions admit a trace?  None if unknown."""
+        if self._admits is None:
+            r = self.session.check()
+            self._admits = True if isinstance(r, Sat) else (False if isinstance(r, Unsat) else None)
+        return self._admits
+
+    def refute(self, negated: z3.BoolRef, premise: z3.BoolRef | None = None) -> Check:
+        """Is ``negated`` (a lemma's premise ∧ ¬conclusion) unsatisfiable with the model?
+        Definite answers are looked up in, and stored to, the result cache."""
+        if self.cache is None:
+            return self._refute(negated, premise)
+        t0 = time.perf_counter()
+        key = self._key(negated, premise is not None)
+        hit = self.cache.get(key)
+        if hit is not None:
+            tr = trace_from_json(hit["trace"]) if hit.get("trace") else None
+            return Check(hit["verdict"], time.perf_counter() - t0, hit.get("reason"), tr, bool(hit.get("vacuous")),
+                         "cache")
+        o = self._refute(negated, premise)
+        self.cache.put(key, {"verdict": o.verdict, "reason": o.reason, "vacuous": o.vacuous,
+                             "trace": trace_to_json(o.trace) if o.trace is not None else None, "time_s": o.time_s})
+        return o
+
+    def _refute(self, negated: z3.BoolRef, premise: z3.BoolRef | None) -> Check:
+        t0 = time.perf_counter()
+        extra: list[Tagged] = [("negated question", negated)]
+        r = self.session.check(extra)
+        if isinstance(r, Sat):
+            o = counterexample(self.ctx.problem, r.model, [*self.ctx.constraints(), *extra])
+            if isinstance(o, Counterexample):
+                return Check("counterexample", time.perf_counter() - t0, trace=o.trace)
+            assert isinstance(o, Unknown)
+            return Check("unknown", time.perf_counter() - t0, o.reason)
+        if not isinstance(r, Unsat):
+            return Check("unknown", time.perf_counter() - t0, f"solver returned unknown ({r.reason})")
+        admits = self.admits_a_trace()
+        if admits is None:
+            return Check("unknown", time.perf_counter() - t0,
+                         "unsat, but could not confirm that the model and CCA admit a trace")
+        if not admits:
+            return Check("unknown", time.perf_counter() - t0,
+                         "vacuous: the model, CCA and assumptions admit no trace, so nothing was proved")
+        vacuous = premise is not None and isinstance(self.session.check([("premise", premise)]), Unsat)
+        return Check("proved", time.perf_counter() - t0, vacuous=vacuous)
+
+
+class LemmaChecker:
+    """Checks one lemma for any constant values, reusing one solver session."""
+
+    def __init__(self, ctx: ProofContext, name: str, opts: RunOptions, cache: ResultCache | None = None) -> None:
+        self.ctx = ctx
+        self.lemma = ctx.proof.lemma(name)
+        self.model = ModelSession(ctx, opts, cache)
+
+    def terms(self, values: dict[str, Fraction]) -> tuple[z3.BoolRef, z3.BoolRef]:
+        return self.ctx.formula(self.lemma.premise, values), self.ctx.formula(self.lemma.conclusion, values)
+
+    def check(self, values: dict[str, Fraction], vacuity: bool = True) -> Check:
+        premise, conclusion = self.terms(values)
+        return self.model.refute(z3.And(premise, z3.Not(conclusion)), premise if vacuity else None)
+
+
+def logic_check(negated: z3.BoolRef, opts: RunOptions, facts: list[z3.BoolRef] | None = None) -> Check:
+    """Is ``negated`` unsatisfiable over free variables (no network)?  A model here
+    is not a trace of the network, so a counterexample only means 'not valid in
+    pure logic'; callers then ask the model (:meth:`ModelSession.refute`)."""
+    t0 = time.perf_counter()
+    s = make_solver(opts.timeout_s, opts.seed, None)
+    for f in facts or []:
+        s.add(f)
+    s.add(negated)
+    r = s.check()
+    dt = time.perf_counter() - t0
+    if r == z3.unsat:
+        return Check("proved", dt, method="logic")
+    if r == z3.sat:
+        return Check("counterexample", dt, method="logic")
+    return Check("unknown", dt, s.reason_unknown(), method="logic")
+
+
+def valid(ctx: ProofContext, formula: z3.BoolRef, model: ModelSession, opts: RunOptions) -> Check:
+    """Validity of a stitching formula: in pure logic if possible, else on the model
+    (sound either way: the lemmas were proved on the model)."""
+    o = logic_check(z3.Not(formula), opts, [ctx.problem.trace.MSS > 0])
+    if o.verdict == "proved":
+        return o
+    m = model.refute(z3.Not(formula))
+    m.time_s += o.time_s
+    return m

@@ -1,0 +1,179 @@
+"""``prove``: every lemma (as independent tasks), the coverage of the states, the
+stitching of the lemmas into the declared transitions, the progress terms, and the
+transition graph (thesis §4.1.2, B.4)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import z3
+
+from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.options import RunOptions
+from ccmatic.core.proof import Proof
+from ccmatic.core.results import ConcreteTrace, Verdict, trace_from_json, trace_to_json
+from ccmatic.engine.parallel.executor import Executor, LocalExecutor, map_unordered
+from ccmatic.engine.proof.cache import ResultCache
+from ccmatic.engine.proof.context import Check, LemmaChecker, ModelSession, ProofContext
+from ccmatic.engine.proof.graph import GraphReport, check_graph
+from ccmatic.engine.proof.structure import CheckReport, check_structure
+
+INITIAL = "[initial] holds again"  # pseudo-lemma: [initial] and the invariants hold again at the end
+
+
+@dataclass(frozen=True)
+class LemmaTask:
+    """Everything a worker needs to check one lemma (picklable; the proof carries its
+    CCA's text, so workers need no files)."""
+
+    proof: Proof
+    lemma: str
+    opts: RunOptions
+    cache_dir: str | None
+
+
+@dataclass
+class LemmaReport:
+    name: str
+    verdict: Verdict
+    time_s: float
+    reason: str | None = None
+    trace: ConcreteTrace | None = None
+    vacuous: bool = False
+    cached: bool = False
+
+    def json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "verdict": self.verdict, "time_s": round(self.time_s, 3)}
+        if self.reason:
+            d["reason"] = self.reason
+        if self.vacuous:
+            d["vacuous"] = True
+        if self.cached:
+            d["cached"] = True
+        if self.trace is not None:
+            d["trace"] = trace_to_json(self.trace)
+        return d
+
+
+@dataclass
+class ProofReport:
+    proof: Proof
+    lemmas: list[LemmaReport]
+    coverage: CheckReport
+    stitching: list[CheckReport]
+    graph: GraphReport
+    time_s: float
+    jobs: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> Verdict:
+        """counterexample if any question has one or the graph has a path that does not
+        end in the steady state; unknown if any question is unknown; else proved."""
+        parts = [lem.verdict for lem in self.lemmas] + [self.coverage.verdict] + [s.verdict for s in self.stitching]
+        if "counterexample" in parts or not self.graph.ok:
+            return "counterexample"
+        if "unknown" in parts:
+            return "unknown"
+        return "proved"
+
+    def json(self) -> dict[str, Any]:
+        pr = self.proof
+        return {
+            "proof": pr.path, "verdict": self.verdict, "T": pr.T,
+            "constants": {k: str(v) for k, v in pr.values().items()},
+            "lemmas": [lem.json() for lem in self.lemmas],
+            "coverage": self.coverage.json(),
+            "stitching": [s.json() for s in self.stitching],
+            "graph": self.graph.json(),
+            "time_s": round(self.time_s, 3), "jobs": self.jobs,
+            **({"expect": pr.expect} if pr.expect else {}),
+        }
+
+
+def run_lemma_task(task: LemmaTask) -> dict[str, Any]:
+    """Worker entry point: check one lemma; returns a JSON-able dict."""
+    t0 = time.perf_counter()
+    proof = task.proof
+    ctx = ProofContext(proof)
+    cache = ResultCache(task.cache_dir) if task.cache_dir else None
+    if task.lemma == INITIAL:
+        # the [initial] conditions, assumed at the start, hold again at the last step
+        last = [c for _tag, c in ctx.initial_at(proof.T - 1)]
+        o = ModelSession(ctx, task.opts, cache).refute(z3.Not(z3.And(*last)), z3.BoolVal(True))
+    else:
+        o = LemmaChecker(ctx, task.lemma, task.opts, cache).check(proof.values())
+    return _task_result(task.lemma, o, time.perf_counter() - t0)
+
+
+def _task_result(name: str, o: Check, time_s: float) -> dict[str, Any]:
+    return {"name": name, "verdict": o.verdict, "time_s": time_s, "reason": o.reason, "vacuous": o.vacuous,
+            "cached": o.method == "cache", "trace": trace_to_json(o.trace) if o.trace is not None else None}
+
+
+def lemma_report(d: dict[str, Any]) -> LemmaReport:
+    return LemmaReport(d["name"], d["verdict"], float(d["time_s"]), d.get("reason"),
+                       trace_from_json(d["trace"]) if d.get("trace") else None, bool(d.get("vacuous")),
+                       bool(d.get("cached")))
+
+
+def check_lemmas(tasks: list[LemmaTask], jobs: int, on_done: Callable[[LemmaReport], None] | None = None,
+                 executor: Executor | None = None) -> list[LemmaReport]:
+    """Run the lemma tasks as independent tasks on ``executor`` (default: ``jobs``
+    local processes, one solver each; ``jobs = 1`` runs them here, one after
+    another)."""
+    own = executor is None
+    ex = executor if executor is not None else LocalExecutor(jobs if len(tasks) > 1 else 1)
+    results: dict[str, LemmaReport] = {}
+    try:
+        for i, d in map_unordered(ex, run_lemma_task, tasks):
+            r = lemma_report(d)
+            results[tasks[i].lemma] = r
+            if on_done is not None:
+                on_done(r)
+    finally:
+        if own:
+            ex.close()
+    return [results[t.lemma] for t in tasks]
+
+
+def prove(proof: Proof, opts: RunOptions, jobs: int, cache_dir: str | None = None,
+          on_lemma: Callable[[LemmaReport], None] | None = None, only: list[str] | None = None,
+          on_start: Callable[[], None] | None = None, executor: Executor | None = None) -> ProofReport:
+    """Check the proof; with ``only``, solve just those lemmas (the others are
+    reported unknown, so the proof as a whole is not reported proved)."""
+    t0 = time.perf_counter()
+    ctx = ProofContext(proof)  # elaborates every formula: an input error is one line before any worker starts
+    chains = bool(ctx.initial_at(proof.start))  # does the proof have [initial] conditions or invariants?
+    if only is not None and INITIAL in only and not chains:
+        raise SpecError(Loc(proof.path), f"'{INITIAL}' is not a check of this proof: it has no [initial] "
+                        "condition or invariant")
+    if on_start is not None:
+        on_start()
+    cache = ResultCache(cache_dir) if cache_dir else None
+    coverage, checks = check_structure(ctx, opts, cache)
+    names = [lem.name for lem in proof.lemmas if only is None or lem.name in only]
+    if chains and (only is None or INITIAL in only):
+        names.append(INITIAL)
+    tasks = [LemmaTask(proof, name, opts, cache_dir) for name in names]
+    jobs = max(1, min(jobs, len(tasks)))
+    done = {r.name: r for r in check_lemmas(tasks, jobs, on_lemma, executor)}
+    lemmas = [done.get(lem.name) or LemmaReport(lem.name, "unknown", 0.0, "not checked (--lemma)")
+              for lem in proof.lemmas]
+    if INITIAL in done:
+        lemmas.append(done[INITIAL])
+    elif chains:
+        lemmas.append(LemmaReport(INITIAL, "unknown", 0.0, "not checked (--lemma)"))
+    return ProofReport(proof, lemmas, coverage, checks, check_graph(proof), time.perf_counter() - t0, jobs)
+
+
+def default_jobs() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+__all__ = ["INITIAL", "Fraction", "LemmaReport", "LemmaTask", "ProofReport", "check_lemmas", "prove"]

@@ -1,0 +1,233 @@
+"""Independent exact re-check of solver models.
+
+Z3's model gives a value to every variable; this module evaluates every constraint
+of an encoding *itself*, walking the formula with :class:`fractions.Fraction`
+arithmetic, so that a counterexample is only shown once our own exact evaluation
+agrees that it satisfies the network, the CCA, the assumptions and the negated
+property.
+
+Formulas are translated once into plain Python tuples (:class:`FormulaCache`); a
+CEGIS run re-checks many models of the same base encoding and reuses the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import Any
+
+import z3
+
+Value = Fraction | bool
+
+# node tags
+VAR, NUM, BOOL, AND, OR, NOT, IMPLIES, XOR, ITE, EQ, DISTINCT, LE, LT, GE, GT, ADD, SUB, NEG, MUL, DIV, TOREAL, TOINT, \
+    ATMOST, ATLEAST = range(24)
+
+_OPS = {
+    z3.Z3_OP_AND: AND, z3.Z3_OP_OR: OR, z3.Z3_OP_NOT: NOT, z3.Z3_OP_IMPLIES: IMPLIES, z3.Z3_OP_XOR: XOR,
+    z3.Z3_OP_ITE: ITE, z3.Z3_OP_EQ: EQ, z3.Z3_OP_DISTINCT: DISTINCT, z3.Z3_OP_LE: LE, z3.Z3_OP_LT: LT,
+    z3.Z3_OP_GE: GE, z3.Z3_OP_GT: GT, z3.Z3_OP_ADD: ADD, z3.Z3_OP_SUB: SUB, z3.Z3_OP_UMINUS: NEG,
+    z3.Z3_OP_MUL: MUL, z3.Z3_OP_DIV: DIV, z3.Z3_OP_TO_REAL: TOREAL, z3.Z3_OP_TO_INT: TOINT,
+    z3.Z3_OP_PB_AT_MOST: ATMOST, z3.Z3_OP_PB_AT_LEAST: ATLEAST,
+}
+
+Node = tuple[Any, ...]  # (tag, payload...)
+
+
+class RecheckError(Exception):
+    """A model violates a constraint under exact evaluation (an engine bug)."""
+
+
+class FormulaCache:
+    """Translation of Z3 terms into tuples, shared by every evaluation.
+
+    Keys are AST ids; the AST itself is kept alive in the cache so that Z3 cannot
+    recycle its id for another term while the cache exists."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[int, tuple[z3.ExprRef, Node]] = {}
+
+    def node(self, e: z3.ExprRef) -> Node:
+        key = e.get_id()
+        hit = self.nodes.get(key)
+        if hit is not None:
+            return hit[1]
+        n = self._translate(e)
+        self.nodes[key] = (e, n)
+        return n
+
+    def _translate(self, e: z3.ExprRef) -> Node:
+        if z3.is_rational_value(e):
+            return (NUM, Fraction(e.numerator_as_long(), e.denominator_as_long()))
+        if z3.is_int_value(e):
+            return (NUM, Fraction(e.as_long()))
+        if z3.is_true(e):
+            return (BOOL, True)
+        if z3.is_false(e):
+            return (BOOL, False)
+        k = e.decl().kind()
+        if k == z3.Z3_OP_UNINTERPRETED and e.num_args() == 0:
+            return (VAR, e)
+        tag = _OPS.get(k)
+        if tag is None:
+            raise RecheckError(f"re-check cannot evaluate operator {e.decl().name()}")
+        kids = tuple(self.node(c) for c in e.children())
+        if tag in (ATMOST, ATLEAST):
+            bound = int(z3.Z3_get_decl_int_parameter(e.ctx_ref(), e.decl().ast, 0))
+            return (tag, kids, bound)
+        return (tag, kids)
+
+
+class Evaluator:
+    """Exact evaluation of terms under one model."""
+
+    def __init__(self, model: z3.ModelRef, cache: FormulaCache | None = None) -> None:
+        self.model = model
+        self.cache = cache if cache is not None else FormulaCache()
+        self.memo: dict[int, Value] = {}
+        self.vars: dict[str, Value] = {}
+        self._by_name: dict[str, z3.ExprRef] | None = None
+
+    def _assignment(self) -> dict[str, z3.ExprRef]:
+        """The model's constants by name, read once (much cheaper than evaluating
+        each variable through the model)."""
+        if self._by_name is None:
+            self._by_name = {}
+            for d in self.model.decls():
+                if d.arity() == 0:
+                    self._by_name[d.name()] = self.model.get_interp(d)
+        return self._by_name
+
+    def var(self, e: z3.ExprRef) -> Value:
+        name = str(e)
+        hit = self.vars.get(name)
+        if hit is not None:
+            return hit
+        v = self._assignment().get(name)
+        if v is None:  # not in the model: any value will do; Z3's completion picks it and
+            # records it in the model (later evaluations of terms then see it too)
+            v = self.model.eval(e, model_completion=True)
+        if z3.is_true(v):
+            r: Value = True
+        elif z3.is_false(v):
+            r = False
+        elif z3.is_rational_value(v):
+            r = Fraction(v.numerator_as_long(), v.denominator_as_long())
+        elif z3.is_int_value(v):
+            r = Fraction(v.as_long())
+        else:
+            raise RecheckError(f"cannot read a value for {e}: {v}")
+        self.vars[name] = r
+        return r
+
+    def ev(self, e: z3.ExprRef) -> Value:
+        return self._ev(self.cache.node(e))
+
+    def num(self, e: z3.ExprRef) -> Fraction:
+        v = self.ev(e)
+        if isinstance(v, bool):
+            raise RecheckError(f"expected a number: {e}")
+        return v
+
+    def boolean(self, e: z3.ExprRef) -> bool:
+        v = self.ev(e)
+        if not isinstance(v, bool):
+            raise RecheckError(f"expected a boolean: {e}")
+        return v
+
+    def _num(self, n: Node) -> Fraction:
+        v = self._ev(n)
+        if isinstance(v, bool):
+            raise RecheckError("expected a number")
+        return v
+
+    def _bool(self, n: Node) -> bool:
+        v = self._ev(n)
+        if not isinstance(v, bool):
+            raise RecheckError("expected a boolean")
+        return v
+
+    def _ev(self, n: Node) -> Value:
+        key = id(n)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        r = self._compute(n)
+        self.memo[key] = r
+        return r
+
+    def _compute(self, n: Node) -> Value:
+        tag = n[0]
+        if tag == NUM or tag == BOOL:
+            return n[1]  # type: ignore[no-any-return]
+        if tag == VAR:
+            return self.var(n[1])
+        ch = n[1]
+        if tag == AND:
+            return all(self._bool(c) for c in ch)
+        if tag == OR:
+            return any(self._bool(c) for c in ch)
+        if tag == NOT:
+            return not self._bool(ch[0])
+        if tag == IMPLIES:
+            return (not self._bool(ch[0])) or self._bool(ch[1])
+        if tag == XOR:
+            return self._bool(ch[0]) != self._bool(ch[1])
+        if tag == ITE:
+            return self._ev(ch[1]) if self._bool(ch[0]) else self._ev(ch[2])
+        if tag == EQ:
+            return self._ev(ch[0]) == self._ev(ch[1])
+        if tag == DISTINCT:
+            vals = [self._ev(c) for c in ch]
+            return len(set(vals)) == len(vals)
+        if tag == LE:
+            return self._num(ch[0]) <= self._num(ch[1])
+        if tag == LT:
+            return self._num(ch[0]) < self._num(ch[1])
+        if tag == GE:
+            return self._num(ch[0]) >= self._num(ch[1])
+        if tag == GT:
+            return self._num(ch[0]) > self._num(ch[1])
+        if tag == ADD:
+            return sum((self._num(c) for c in ch), Fraction(0))
+        if tag == SUB:
+            acc = self._num(ch[0])
+            for c in ch[1:]:
+                acc -= self._num(c)
+            return acc
+        if tag == NEG:
+            return -self._num(ch[0])
+        if tag == MUL:
+            acc = Fraction(1)
+            for c in ch:
+                acc *= self._num(c)
+            return acc
+        if tag == DIV:
+            d = self._num(ch[1])
+            if d == 0:
+                raise RecheckError("division by zero during re-check")
+            return self._num(ch[0]) / d
+        if tag == TOREAL:
+            return self._num(ch[0])
+        if tag == TOINT:
+            v = self._num(ch[0])
+            return Fraction(v.numerator // v.denominator)
+        if tag == ATMOST:
+            at_most: int = n[2]
+            return sum(1 for c in ch if self._bool(c)) <= at_most
+        if tag == ATLEAST:
+            at_least: int = n[2]
+            return sum(1 for c in ch if self._bool(c)) >= at_least
+        raise RecheckError(f"unknown node {tag}")
+
+
+def recheck(model: z3.ModelRef, constraints: Iterable[tuple[str, z3.BoolRef]],
+            cache: FormulaCache | None = None) -> Evaluator:
+    """Evaluate every constraint exactly; raise :class:`RecheckError` naming the
+    first violated one.  Returns the evaluator (its values are reused for display)."""
+    ev = Evaluator(model, cache)
+    for tag, c in constraints:
+        if not ev.boolean(c):
+            raise RecheckError(f"constraint [{tag}] is violated by the solver's model: {c}")
+    return ev

@@ -1,0 +1,93 @@
+"""Solver sessions and the solver's three answers.
+
+One factory (:func:`make_solver`) sets timeout, seed and logic; a :class:`Session`
+holds a solver built once per problem and checks in pushed scopes, always popped.
+The solver answers ``sat`` (with a model), ``unsat`` or ``unknown``; turning these
+into verdicts (proved, counterexample, unknown) is the job of the algorithms above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import z3
+
+from ccmatic.encode.trace import Tagged
+
+LOGIC = "QF_LRA"  # linear real arithmetic with booleans: every encoding stays in it
+
+
+def make_solver(timeout_s: float | None, seed: int, logic: str | None = LOGIC) -> z3.Solver:
+    """The one place where solvers are created: timeout (ms), seed and logic are set
+    here.  ``QF_LRA`` lets Z3 use its specialised solver, several times faster on
+    CEGIS checks than the general one."""
+    s = z3.SolverFor(logic) if logic else z3.Solver()
+    # Z3's own Ctrl-C handler would swallow SIGINT during a check (the check just
+    # returns unknown); ccmatic handles SIGINT itself and interrupts Z3 explicitly
+    s.set("ctrl_c", False)
+    set_timeout(s, timeout_s)
+    s.set("random_seed", seed)
+    return s
+
+
+def set_timeout(s: z3.Solver, timeout_s: float | None) -> None:
+    if timeout_s is not None:
+        s.set("timeout", max(1, int(timeout_s * 1000)))
+
+
+def clear_interrupt() -> None:
+    """Consume a pending ``interrupt()`` of Z3's main context: Z3 keeps it until the
+    next check, and meanwhile rejects e.g. ``push`` ("push canceled")."""
+    z3.Solver().check()
+
+
+@dataclass(frozen=True)
+class Sat:
+    model: z3.ModelRef
+
+
+@dataclass(frozen=True)
+class Unsat:
+    pass
+
+
+@dataclass(frozen=True)
+class SolverUnknown:
+    reason: str
+
+
+Answer = Sat | Unsat | SolverUnknown
+
+
+class Session:
+    """A solver holding base constraints; checks happen in pushed scopes."""
+
+    def __init__(self, base: Iterable[Tagged], timeout_s: float | None, seed: int, logic: str | None = LOGIC) -> None:
+        self.solver = make_solver(timeout_s, seed, logic)
+        for _tag, c in base:
+            self.solver.add(c)
+
+    @contextmanager
+    def scope(self) -> Iterator[z3.Solver]:
+        self.solver.push()
+        try:
+            yield self.solver
+        finally:
+            self.solver.pop()
+
+    def check(self, extra: Iterable[Tagged] = ()) -> Answer:
+        with self.scope() as s:
+            for _tag, c in extra:
+                s.add(c)
+            return answer(s)
+
+
+def answer(s: z3.Solver) -> Answer:
+    r = s.check()
+    if r == z3.sat:
+        return Sat(s.model())
+    if r == z3.unsat:
+        return Unsat()
+    return SolverUnknown(s.reason_unknown() or "unknown")

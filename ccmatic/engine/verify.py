@@ -1,0 +1,117 @@
+"""Bounded model checking of one CCA against a query's property.
+
+``check(network ∧ CCA ∧ initial conditions ∧ assumptions ∧ ¬property)``:
+
+* unsat → proved (for traces of T steps) — but only after confirming that the
+  setup admits *some* trace; a contradictory one is unknown ("vacuous"), never proved;
+* sat → a counterexample, after every constraint and the negated property were
+  re-evaluated with exact rationals (:mod:`ccmatic.engine.recheck`) and the trace
+  replayed through the one CCA semantics (:mod:`ccmatic.sim.replay`);
+* anything else → unknown, with the solver's reason.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import z3
+
+from ccmatic.core.options import RunOptions
+from ccmatic.core.results import Counterexample, Outcome, Proved, Unknown, Verdict
+from ccmatic.core.scenario import Query
+from ccmatic.encode.problem import Problem, build
+from ccmatic.encode.trace import Tagged
+from ccmatic.engine.extract import extract
+from ccmatic.engine.recheck import FormulaCache, RecheckError, recheck
+from ccmatic.engine.session import Sat, Session, SolverUnknown, Unsat
+from ccmatic.semantics.z3domain import as_bool
+from ccmatic.sim.replay import replay_problem
+from ccmatic.spec import ir
+from ccmatic.spec.cca import CcaProgram, load_cca
+from ccmatic.spec.formula import QueryContext
+from ccmatic.spec.objectives import objective_condition
+from ccmatic.spec.step import HoleValues
+
+
+@dataclass
+class VerifyReport:
+    query: Query
+    outcome: Outcome
+    encode_s: float
+    solve_s: float
+    n_constraints: int
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.outcome.verdict
+
+
+def query_cca(query: Query) -> CcaProgram:
+    return load_cca(query.scenario.cca_path, query.scenario.cca_text)
+
+
+def property_conditions(query: Query, prog: CcaProgram) -> list[ir.Expr]:
+    """The objectives' conditions (their conjunction is the property)."""
+    ctx = QueryContext.of(query.scenario, prog)
+    return [objective_condition(o, query.library, ctx) for o in query.objectives]
+
+
+def build_query(query: Query, prog: CcaProgram, holes: HoleValues = None,
+                hole_vars: Callable[[str], z3.ExprRef] | None = None) -> tuple[Problem, z3.BoolRef]:
+    """The query's problem and its property."""
+    conds = property_conditions(query, prog)
+    prob = build(query.scenario, prog, conds, holes, hole_vars)
+    return prob, z3.And(*[as_bool(prob.formula(c)) for c in conds])
+
+
+def verify(query: Query, opts: RunOptions, prog: CcaProgram | None = None,
+           on_encoded: Callable[[], None] | None = None) -> VerifyReport:
+    """``on_encoded`` is called once the problem is built, i.e. once every input error
+    (CCA, assumptions, objectives) has surfaced, before the solver starts."""
+    t0 = time.perf_counter()
+    prog = prog if prog is not None else query_cca(query)
+    prob, prop = build_query(query, prog)
+    encode_s = time.perf_counter() - t0
+    if on_encoded is not None:
+        on_encoded()
+    t1 = time.perf_counter()
+    outcome = solve(prob, prop, opts)
+    return VerifyReport(query, outcome, encode_s, time.perf_counter() - t1, len(prob.base()) + 1)
+
+
+def solve(prob: Problem, prop: z3.BoolRef, opts: RunOptions) -> Outcome:
+    sess = Session(prob.base(), opts.timeout_s, opts.seed)
+    neg: list[Tagged] = [("negated property", z3.Not(prop))]
+    r = sess.check(neg)
+    if isinstance(r, SolverUnknown):
+        return Unknown(f"solver returned unknown ({r.reason})")
+    if isinstance(r, Sat):
+        return counterexample(prob, r.model, [*prob.base(), *neg])
+    return confirm_proved(sess, prob.trace.T)
+
+
+def confirm_proved(sess: Session, T: int) -> Outcome:
+    """After unsat: make sure the premises admit at least one trace (no vacuous proof)."""
+    v = sess.check()
+    if isinstance(v, Sat):
+        return Proved(T)
+    if isinstance(v, Unsat):
+        return Unknown("vacuous: the model, CCA and assumptions admit no trace at all "
+                       "(contradictory assumptions?), so nothing was proved")
+    return Unknown(f"property unsat, but could not confirm the setup admits a trace ({v.reason})")
+
+
+def counterexample(prob: Problem, model: z3.ModelRef, constraints: list[Tagged],
+                   cache: FormulaCache | None = None) -> Outcome:
+    """A solver model as a counterexample: re-checked exactly, extracted, replayed."""
+    try:
+        ev = recheck(model, constraints, cache)
+    except RecheckError as e:
+        return Unknown(f"counterexample failed the exact re-check: {e}")
+    cex = extract(prob.trace, ev)
+    bad = replay_problem(prob.prog, prob.trace.model, cex, prob.holes)
+    if bad is not None:
+        return Unknown(bad)
+    return Counterexample(cex)

@@ -1,0 +1,147 @@
+"""Query files: a scenario (CCA, model, horizon, initial conditions, assumptions)
+and the objectives whose conjunction is the property (:mod:`ccmatic.core.scenario`)."""
+
+from __future__ import annotations
+
+import difflib
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.objectives import ObjectiveLibrary, ParamValue
+from ccmatic.core.scenario import Initial, Objective, Query, Scenario
+from ccmatic.io.library import Library
+from ccmatic.io.models import apply_model_table, load_model
+from ccmatic.io.objectives import param_value
+from ccmatic.io.toml import (
+    TomlDoc,
+    check_keys,
+    read_bool,
+    read_frac,
+    read_int,
+    read_str,
+    read_table,
+)
+from ccmatic.spec.source import read_source
+
+SCENARIO_KEYS = {"cca", "model", "T", "start", "periodic", "model_params", "initial", "assume"}
+QUERY_KEYS = SCENARIO_KEYS | {"description", "expect", "objective", "holes", "expect_solutions", "thesis_solutions"}
+
+
+def read_scenario(doc: TomlDoc, lib: Library) -> Scenario:
+    """The scenario of a query or proof file (the one reader of these keys)."""
+    d, p = doc.data, doc.path
+    for req in ("cca", "model", "T"):
+        if req not in d:
+            raise SpecError(Loc(str(p), 1, 1), f"{'query' if 'lemma' not in d else 'proof'} has no '{req}'",
+                            "name cca = \"...\", model = \"...\" and T = <steps>")
+    here = p.parent
+    cca_name = read_str(doc, "cca", d["cca"])
+    cca_path = lib.find("templates", cca_name, here)
+    if cca_path is None:
+        raise doc.err("cca", f"CCA '{cca_name}' not found", "give a path or a name from 'ccmatic list'")
+    model_name = read_str(doc, "model", d["model"])
+    model_path = lib.find("models", model_name, here)
+    if model_path is None:
+        raise doc.err("model", f"model '{model_name}' not found", "give a path or a name from 'ccmatic list'")
+    model = load_model(model_path)
+    if "model_params" in d:
+        with doc.table("model_params"):
+            model = apply_model_table(doc, model, read_table(doc, "model_params", d["model_params"], ""),
+                                      "model_params")
+    T = read_int(doc, "T", d["T"], 2)
+    start = read_int(doc, "start", d["start"], 0) if "start" in d else 0
+    if start >= T - 1:
+        raise doc.err("start", f"start = {start} leaves no step before the last one (T = {T})")
+    periodic = read_int(doc, "periodic", d["periodic"], 1) if "periodic" in d else None
+    if periodic is not None and periodic >= T:
+        raise doc.err("periodic", f"periodic = {periodic} must be smaller than T = {T}")
+    assumptions: list[Any] = []
+    if "assume" in d:
+        a = d["assume"]
+        if not isinstance(a, list) or not all(isinstance(x, str) for x in a):
+            raise doc.err("assume", "assume must be a list of expression strings")
+        assumptions = [doc.string_source(x, "assume") for x in a]
+    return Scenario(p.stem, str(p), str(cca_path), read_source(cca_path, "CCA file"), model, T, start, periodic,
+                    read_initial(doc), tuple(assumptions))
+
+
+def read_initial(doc: TomlDoc) -> Initial:
+    """The ``[initial]`` table (the same keys, and meaning, in queries and proofs)."""
+    it = doc.data.get("initial")
+    if it is None:
+        return Initial()
+    with doc.table("initial"):
+        it = read_table(doc, "initial", it, "[initial] holds beliefs_consistent and no_initial_loss")
+        check_keys(doc, it, {"beliefs_consistent", "no_initial_loss"}, "[initial]")
+        return Initial(**{k: read_bool(doc, k, v) for k, v in it.items()})
+
+
+def load_query(path: str | Path, lib: Library, objectives: ObjectiveLibrary) -> Query:
+    p = Path(path)
+    doc = TomlDoc(p)
+    d = doc.data
+    check_keys(doc, d, QUERY_KEYS, "query")
+    scenario = read_scenario(doc, lib)
+    expect = d.get("expect")
+    if expect is not None and expect not in ("proved", "counterexample", "unknown"):
+        raise doc.err("expect", f"expect must be proved, counterexample or unknown, not {expect!r}")
+    objs = [read_objective(doc, i, o, objectives) for i, o in enumerate(_objective_tables(doc))]
+    if not objs:
+        raise SpecError(Loc(str(p), 1, 1), "query has no [[objective]]", "add at least one objective to check")
+    return Query(
+        scenario, tuple(objs), description=str(d.get("description", "")), expect=expect, holes=_holes(doc),
+        expect_solutions=read_int(doc, "expect_solutions", d["expect_solutions"], 0) if "expect_solutions" in d else None,
+        thesis_solutions=read_int(doc, "thesis_solutions", d["thesis_solutions"], 0) if "thesis_solutions" in d else None,
+        library=objectives)
+
+
+def _objective_tables(doc: TomlDoc) -> list[Any]:
+    objs = doc.data.get("objective", [])
+    if not isinstance(objs, list):
+        raise doc.err("objective", "write objectives as [[objective]] tables")
+    return objs
+
+
+def read_objective(doc: TomlDoc, i: int, o: Any, lib: ObjectiveLibrary) -> Objective:
+    """The i-th ``[[objective]]``: a library kind with its parameters, or ``expr``."""
+    with doc.table("objective", i):
+        if not isinstance(o, dict) or "kind" not in o:
+            raise doc.err("objective", f"objective #{i + 1} needs a kind")
+        kind = o["kind"]
+        allowed = ["expr", *lib.kinds]
+        if not isinstance(kind, str) or kind not in allowed:
+            close = difflib.get_close_matches(str(kind), allowed, n=1)
+            raise doc.err("kind", f"unknown objective kind '{kind}'",
+                          f"did you mean '{close[0]}'?" if close else f"use one of {', '.join(allowed)}")
+        label = str(o.get("label", kind))
+        loc = doc.key_loc("kind")
+        if kind == "expr":
+            check_keys(doc, o, {"kind", "label", "expr"}, "objective 'expr'")
+            if "expr" not in o:
+                raise doc.err("kind", "objective 'expr' needs 'expr'", "write expr = \"<formula>\"")
+            return Objective(kind, {}, loc, doc.string_source(read_str(doc, "expr", o["expr"]), "expr"), label)
+        spec = lib.kinds[kind]
+        check_keys(doc, o, {"kind", "label", *spec.params}, f"objective '{kind}'")
+        params: dict[str, ParamValue] = {k: param_value(doc, k, v, spec.params[k])
+                                         for k, v in o.items() if k not in ("kind", "label")}
+        for name, ps in spec.params.items():
+            if ps.default is None and name not in params:
+                raise doc.err("kind", f"objective '{kind}' needs '{name}'", ps.doc or None)
+        return Objective(kind, params, loc, None, label)
+
+
+def _holes(doc: TomlDoc) -> dict[str, tuple[Fraction, ...]]:
+    d = doc.data
+    holes: dict[str, tuple[Fraction, ...]] = {}
+    if "holes" not in d:
+        return holes
+    for hname, vals in read_table(doc, "holes", d["holes"], "holes must be a table: name = [values]").items():
+        if not isinstance(vals, list) or not vals:
+            raise doc.err(hname, f"hole '{hname}' needs a non-empty list of values, e.g. [-1, 0, 1]")
+        dom = tuple(read_frac(doc, hname, v) for v in vals)
+        if len(set(dom)) != len(dom):
+            raise doc.err(hname, f"hole '{hname}' lists a value twice")
+        holes[str(hname)] = dom
+    return holes

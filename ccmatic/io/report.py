@@ -1,0 +1,103 @@
+"""Human-readable tables and JSON for results.  Numbers stay exact in JSON (rational
+strings such as "7/3"); tables show decimals (floats only for display)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from ccmatic.core.quantities import QUANTITIES
+from ccmatic.core.results import (
+    ConcreteTrace,
+    Counterexample,
+    Proved,
+    Unknown,
+    Value,
+    trace_to_json,
+)
+from ccmatic.engine.verify import VerifyReport
+
+#: the columns of a counterexample table, in the registry's order (the delay bounds
+#: shown as one interval column, "qdel")
+COLUMNS = [n for n, q in QUANTITIES.items() if q.column and n not in ("qdel_hi",)]
+
+
+def fmt(x: Fraction | int | bool | None, width: int = 8) -> str:
+    if x is None:
+        return "-".rjust(width)
+    if isinstance(x, bool):
+        return ("yes" if x else "no").rjust(width)
+    x = Fraction(x)
+    s = str(x.numerator) if x.denominator == 1 else f"{float(x):.4g}"
+    return s.rjust(width)
+
+
+def _hi(x: Value) -> str:
+    if isinstance(x, Fraction) and x >= 1000:
+        return "inf"
+    return fmt(x, 0).strip()
+
+
+def _flow_columns(tr: ConcreteTrace, f: int, fl: dict[str, list[Value]]) -> list[tuple[str, list[str]]]:
+    cols: list[tuple[str, list[str]]] = []
+    for c in COLUMNS:
+        q = QUANTITIES[c]
+        if c == "qdel_lo":
+            if c in fl:
+                cols.append(("qdel", [f"[{fmt(lo, 0).strip()},{_hi(hi)})".rjust(10)
+                                      for lo, hi in zip(fl["qdel_lo"], fl["qdel_hi"])]))
+        elif c == "queue" and tr.N > 1:
+            cols.append((c, [fmt(a - lo - s) for a, lo, s in zip(fl["A"], fl["L"], fl["S"])]))
+        elif q.extract == "aggregate" and c in tr.aggregate:
+            if f == 0 or q.per_flow:
+                cols.append((c, [fmt(x) for x in tr.aggregate[c]]))
+        elif c in fl:
+            cols.append((c, [fmt(x) for x in fl[c]]))
+    cols += [(name, [fmt(x) for x in vs]) for name, vs in fl.items() if name not in QUANTITIES]
+    return cols
+
+
+def trace_table(tr: ConcreteTrace) -> str:
+    """Per-step table: the curves, queues, rate, cwnd, beliefs, delay range, state."""
+    p = tr.params
+    hdr = ", ".join(f"{k}={fmt(v, 0).strip()}" for k, v in p.items() if v is not None)
+    lines = [f"  parameters: {hdr}" + ("" if p.get("buffer") is not None else ", buffer=infinite")]
+    for f, fl in enumerate(tr.flows):
+        if tr.N > 1:
+            lines.append(f"  flow {f}:")
+        cols = _flow_columns(tr, f, fl)
+        widths = [max(len(h), max(len(v) for v in vals)) for h, vals in cols]
+        lines.append("  " + "  t " + " ".join(h.rjust(w) for (h, _), w in zip(cols, widths)))
+        for t in range(tr.T):
+            lines.append("  " + f"{t:3d} " + " ".join(vals[t].rjust(w) for (_, vals), w in zip(cols, widths)))
+    return "\n".join(lines)
+
+
+def verify_text(rep: VerifyReport) -> str:
+    qy = rep.query
+    o = rep.outcome
+    head = f"{qy.name}: cca {qy.scenario.cca_path.split('/')[-1]} on {qy.model.summary()}, T={qy.T}"
+    if isinstance(o, Proved):
+        body = f"PROVED for all traces of T={o.T} steps"
+    elif isinstance(o, Counterexample):
+        body = "COUNTEREXAMPLE (re-checked with exact rationals and replayed)\n" + trace_table(o.trace)
+    else:
+        assert isinstance(o, Unknown)
+        body = f"UNKNOWN: {o.reason} (not proved)"
+    return f"{head}\n{body}\n  time: encode {rep.encode_s:.2f}s, solve {rep.solve_s:.2f}s"
+
+
+def verify_json(rep: VerifyReport) -> dict[str, Any]:
+    o = rep.outcome
+    out: dict[str, Any] = {
+        "query": rep.query.path, "verdict": rep.verdict, "T": rep.query.T,
+        "time_s": round(rep.encode_s + rep.solve_s, 4), "encode_s": round(rep.encode_s, 4),
+        "solve_s": round(rep.solve_s, 4),
+    }
+    if isinstance(o, Counterexample):
+        out["trace"] = trace_to_json(o.trace)
+    if isinstance(o, Unknown):
+        out["reason"] = o.reason
+    if rep.query.expect is not None:
+        out["expect"] = rep.query.expect
+    return out

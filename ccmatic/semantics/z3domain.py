@@ -1,0 +1,107 @@
+"""The Z3 domain: the one semantics as SMT terms (linear real arithmetic).
+
+Values are Z3 terms; Python booleans are accepted where a condition is already
+decided (e.g. a window that is eligible in every trace).  Nothing is folded here
+beyond what decided Python booleans give: the terms are what the solver sees.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import cast
+
+import z3
+
+
+def rat(x: Fraction) -> z3.ArithRef:
+    """An exact Z3 rational."""
+    return z3.Q(x.numerator, x.denominator) if x.denominator != 1 else z3.RealVal(x.numerator)
+
+
+def as_bool(c: z3.BoolRef | bool) -> z3.BoolRef:
+    return z3.BoolVal(c) if isinstance(c, bool) else c
+
+
+class Z3Domain:
+    name = "z3"
+
+    def num(self, x: Fraction) -> z3.ArithRef:
+        return rat(x)
+
+    def whole(self, k: int) -> z3.ArithRef:
+        return z3.RealVal(k)
+
+    def boolean(self, b: bool) -> z3.BoolRef:
+        return z3.BoolVal(b)
+
+    def add(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+        return a + b
+
+    def sub(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+        return a - b
+
+    def mul(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+        return a * b
+
+    def div(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+        return a / b
+
+    def pow(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+        return cast(z3.ArithRef, a ** b)
+
+    def neg(self, a: z3.ArithRef) -> z3.ArithRef:
+        return -a
+
+    def sum(self, items: list[z3.ArithRef]) -> z3.ArithRef:
+        return z3.Sum(items)
+
+    def lt(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.BoolRef:
+        return a < b
+
+    def le(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.BoolRef:
+        return a <= b
+
+    def gt(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.BoolRef:
+        return a > b
+
+    def ge(self, a: z3.ArithRef, b: z3.ArithRef) -> z3.BoolRef:
+        return a >= b
+
+    def eq(self, a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
+        return cast(z3.BoolRef, a == b)
+
+    def ne(self, a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
+        return cast(z3.BoolRef, a != b)
+
+    def not_(self, a: z3.BoolRef | bool) -> z3.BoolRef:
+        return z3.BoolVal(not a) if isinstance(a, bool) else z3.Not(a)
+
+    def and_(self, items: list[z3.BoolRef | bool]) -> z3.BoolRef:
+        if any(i is False for i in items):
+            return z3.BoolVal(False)
+        terms = [i for i in items if not isinstance(i, bool)]
+        return z3.And(*terms) if terms else z3.BoolVal(True)
+
+    def or_(self, items: list[z3.BoolRef | bool]) -> z3.BoolRef:
+        if any(i is True for i in items):
+            return z3.BoolVal(True)
+        terms = [i for i in items if not isinstance(i, bool)]
+        return z3.Or(*terms) if terms else z3.BoolVal(False)
+
+    def implies(self, a: z3.BoolRef | bool, b: z3.BoolRef | bool) -> z3.BoolRef:
+        if a is False or b is True:
+            return z3.BoolVal(True)
+        if a is True:
+            return as_bool(b)
+        return z3.Implies(as_bool(a), as_bool(b))
+
+    def ite(self, c: z3.BoolRef | bool, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
+        if isinstance(c, bool):
+            return a if c else b
+        return z3.If(c, a, b)
+
+    def decide(self, c: z3.BoolRef | bool) -> bool | None:
+        return c if isinstance(c, bool) else None
+
+
+Z3 = Z3Domain()

@@ -1,0 +1,189 @@
+"""Source text handling: the ``=>`` operator, holes, and location mapping.
+
+Python has no ``=>``; before parsing, ``A => B`` is rewritten at the token level to
+``__implies__(A, B)`` with ``=>`` binding weaker than every other operator and
+associating to the right.  Holes ``?`` / ``?name`` (templates) become
+``__hole__name`` identifiers.  A :class:`Source` remembers the rewrites so that
+error columns point into the text the user wrote.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from pathlib import Path
+
+from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.source import Source
+
+IMPLIES = "__implies__"
+HOLE_PREFIX = "__hole__"
+
+
+def read_source(path: str | Path, what: str = "file") -> str:
+    """Read a user file as UTF-8 text; every failure is a one-line :class:`SpecError`."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(Loc(str(path)), f"{what} not found", "check the path, or run 'ccmatic list'") from None
+    except UnicodeDecodeError as e:
+        data = e.object
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise SpecError(Loc(str(path), line, col), f"{what} is not valid UTF-8 text (byte 0x{data[e.start]:02x})",
+                        "save the file as UTF-8") from None
+    except OSError as e:
+        raise SpecError(Loc(str(path)), f"cannot read {what}: {e.strerror}") from None
+
+
+def _tokens(text: str) -> list[tokenize.TokenInfo]:
+    return list(tokenize.generate_tokens(io.StringIO(text).readline))
+
+
+def prepare(src: Source) -> str:
+    """Rewrite holes and ``=>``; return text that :func:`ast.parse` accepts."""
+    text = _rewrite_holes(src)
+    while True:
+        new = _rewrite_one_implies(src, text)
+        if new is None:
+            return text
+        text = new
+
+
+def _rewrite_holes(src: Source) -> str:
+    lines = src.text.split("\n")
+    out = []
+    counter = 0
+    for i, line in enumerate(lines, start=1):
+        res = []
+        j = 0
+        while j < len(line):
+            ch = line[j]
+            if ch == "#":
+                res.append(line[j:])
+                break
+            if ch == "?":
+                k = j + 1
+                while k < len(line) and (line[k].isalnum() or line[k] == "_"):
+                    k += 1
+                name = line[j + 1 : k]
+                if not name:
+                    counter += 1
+                    name = f"h{counter}"
+                elif not (name[0].isalpha() or name[0] == "_"):
+                    raise SpecError(
+                        src.loc(i, j), f"bad hole name '?{name}'", "hole names start with a letter"
+                    )
+                repl = HOLE_PREFIX + name
+                src.edits.setdefault(i, []).append((len("".join(res)), len(repl) - (k - j)))
+                res.append(repl)
+                j = k
+                continue
+            res.append(ch)
+            j += 1
+        out.append("".join(res))
+    return "\n".join(out)
+
+
+_STOP_RIGHT = {"for", "async"}
+_STOP_LEFT = {"for", "in", "if", "else", "lambda", "return", "assert", "elif", "while"}
+
+
+def _rewrite_one_implies(src: Source, text: str) -> str | None:
+    """Rewrite the right-most ``=>`` of ``text``; None when there is none."""
+    try:
+        toks = _tokens(text)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None  # let ast.parse report the syntax error
+    toks = [t for t in toks if t.type not in (tokenize.COMMENT, tokenize.NL)]
+    pos = None
+    for i in range(len(toks) - 1):
+        a, b = toks[i], toks[i + 1]
+        if a.string == "=" and b.string == ">" and a.end == b.start:
+            pos = i
+    if pos is None:
+        return None
+    line_starts = [0]
+    for line in text.split("\n"):
+        line_starts.append(line_starts[-1] + len(line) + 1)
+
+    def off(rc: tuple[int, int]) -> int:
+        return line_starts[rc[0] - 1] + rc[1]
+
+    # left boundary
+    depth = 0
+    pending_else = 0  # 'else' tokens seen at depth 0 whose 'if' is still to the left
+    i = pos - 1
+    left_tok = None
+    while i >= 0:
+        tk = toks[i]
+        s = tk.string
+        if tk.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            break
+        if s in (")", "]", "}"):
+            depth += 1
+        elif s in ("(", "[", "{"):
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and s == ">" and i > 0 and toks[i - 1].string == "=" and toks[i - 1].end == tk.start:
+            break  # an earlier '=>': right-associative, so it takes this one as its conclusion
+        elif depth == 0 and tk.type == tokenize.NAME and s == "else":
+            pending_else += 1  # the whole if-expression is the premise
+        elif depth == 0 and tk.type == tokenize.NAME and s == "if" and pending_else:
+            pending_else -= 1
+        elif depth == 0 and (s in (",", ":", "=") or (tk.type == tokenize.NAME and s in _STOP_LEFT)):
+            break
+        left_tok = tk
+        i -= 1
+    # right boundary
+    depth = 0
+    j = pos + 2
+    right_tok = None
+    while j < len(toks):
+        tk = toks[j]
+        s = tk.string
+        if tk.type in (tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT):
+            break
+        if s in ("(", "[", "{"):
+            depth += 1
+        elif s in (")", "]", "}"):
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and (s in (",", ":") or (tk.type == tokenize.NAME and s in _STOP_RIGHT)):
+            break
+        right_tok = tk
+        j += 1
+    arrow = toks[pos]
+    if left_tok is None or right_tok is None:
+        raise SpecError(
+            src.loc(arrow.start[0], arrow.start[1]),
+            "'=>' needs an expression on both sides",
+            "write 'premise => conclusion'",
+        )
+    lo = off(left_tok.start)
+    ao = off(arrow.start)
+    ro = off(right_tok.end)
+    head = IMPLIES + "("
+    new = text[:lo] + head + text[lo:ao] + "," + text[ao + 2 : ro] + ")" + text[ro:]
+    # record column shifts, in the coordinates of the rewritten text
+    ln = left_tok.start[0]
+    src.edits.setdefault(ln, []).append((left_tok.start[1], len(head)))
+    comma = arrow.start[1] + (len(head) if arrow.start[0] == ln else 0)
+    src.edits.setdefault(arrow.start[0], []).append((comma + 1, -1))  # '=>' became ','
+    rl = right_tok.end[0]
+    paren = right_tok.end[1] + (len(head) if rl == ln else 0) - (1 if rl == arrow.start[0] else 0)
+    src.edits.setdefault(rl, []).append((paren, 1))
+    return new
+
+
+def parse(src: Source, mode: str) -> ast.AST:
+    """Parse prepared source; ``mode`` is 'exec' (programs) or 'eval' (expressions)."""
+    text = prepare(src)
+    try:
+        return ast.parse(text, filename=src.file, mode=mode)
+    except SyntaxError as e:
+        msg = e.msg or "syntax error"
+        raise SpecError(src.loc(e.lineno, (e.offset or 1) - 1), f"syntax error: {msg}") from None

@@ -1,0 +1,122 @@
+"""The engine's structure (DESIGN.md, docs/architecture.md): layers import one way,
+no import cycles, no imports inside functions to dodge one, modules of readable
+size.  Read from the source with :mod:`ast` (nothing is imported)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "ccmatic"
+LAYERS = ["core", "spec", "semantics", "encode", "sim", "engine", "io", "cli"]
+MAX_LINES = 400
+#: third-party libraries imported where used, because they are large and only some
+#: commands need them (start-up time)
+LAZY_OK = {"matplotlib", "matplotlib.pyplot", "sympy", "ray", "numpy", "networkx"}
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for p in sorted(PACKAGE.rglob("*.py")):
+        parts = p.relative_to(PACKAGE.parent).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    return out
+
+
+def layer(module: str) -> int | None:
+    parts = module.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def imports(path: Path) -> tuple[set[str], list[tuple[int, str]]]:
+    """(ccmatic modules imported at module level, (line, name) of imports inside functions)."""
+    tree = ast.parse(path.read_text())
+    top: set[str] = set()
+    local: list[tuple[int, str]] = []
+
+    def names(node: ast.Import | ast.ImportFrom) -> list[str]:
+        if isinstance(node, ast.Import):
+            return [a.name for a in node.names]
+        base = node.module or ""
+        return [base] + [f"{base}.{a.name}" for a in node.names]
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for inner in ast.walk(node):
+                if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                    local += [(inner.lineno, n) for n in names(inner)]
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            top |= {n for n in names(node) if n.startswith("ccmatic")}
+    return top, local
+
+
+MODULES = modules()
+
+
+def resolve(name: str) -> str | None:
+    """The module a dotted import name refers to (``from m import x`` may name a module or an attribute)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_layers_import_downwards(module: str) -> None:
+    top, _ = imports(MODULES[module])
+    mine = layer(module)
+    for name in top:
+        target = resolve(name)
+        if target is None or target == "ccmatic":
+            continue
+        theirs = layer(target)
+        assert mine is not None and theirs is not None, f"{module} imports {target}: both must be in a layer"
+        assert theirs <= mine, f"{module} ({LAYERS[mine]}) imports {target} ({LAYERS[theirs]}), a higher layer"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_imports_inside_functions(module: str) -> None:
+    _, local = imports(MODULES[module])
+    bad = [(line, n) for line, n in local if n.split(".")[0] not in ("matplotlib", "sympy", "ray", "numpy", "networkx")
+           and n not in LAZY_OK]
+    assert not bad, f"{module}: imports inside functions (move them to the top): {bad}"
+
+
+def test_no_import_cycles() -> None:
+    graph = {m: {t for n in imports(p)[0] if (t := resolve(n)) is not None and t != m and t != "ccmatic"}
+             for m, p in MODULES.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(graph[m]):
+            if state.get(n) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(n):] + [n]))
+            if n not in state:
+                visit(n)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_modules_are_readable_size(module: str) -> None:
+    n = len(MODULES[module].read_text().splitlines())
+    assert n <= MAX_LINES, f"{module} has {n} lines (at most {MAX_LINES}: split it)"
+
+
+def test_one_module_per_command() -> None:
+    from ccmatic.cli.main import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    commands = set(sub.choices)  # type: ignore[union-attr]
+    files = {p.stem for p in (PACKAGE / "cli").glob("*.py")} - {"__init__", "main", "common"}
+    assert commands == {"list" if f == "list" else f for f in files}
