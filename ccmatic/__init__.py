@@ -1,14 +1,15 @@
 """ccmatic: SMT-based synthesis and verification of congestion control algorithms.
 
-The engine is layered (see DESIGN.md):
+The engine is layered; each layer imports only those before it (docs/architecture.md):
 
-* ``ccmatic.lang``      the spec language (parse with ``ast``, check units, compile to Z3)
-* ``ccmatic.trace``     the symbolic trace (per-flow, per-step variables)
-* ``ccmatic.network``   the model families (ideal, cbr_delay, ccac)
-* ``ccmatic.beliefs``   belief bounds (thesis §4.1.1, §4.2.2.1)
-* ``ccmatic.smt``       solver sessions and the three-state result
-* ``ccmatic.verify``    bounded model checking of one CCA against a property
-* ``ccmatic.cli``       the ``ccmatic`` command
+* ``ccmatic.core``       errors, units, the registry of quantities, models, scenarios, results
+* ``ccmatic.spec``       the spec language: parse, resolve, units, linearity -> a checked tree
+* ``ccmatic.semantics``  its one meaning, with the beliefs and network rules, over a domain
+* ``ccmatic.encode``     a scenario as constraints (Z3), pure
+* ``ccmatic.sim``        exact replay of counterexamples, the fine-mode simulator
+* ``ccmatic.engine``     sessions, verify, re-check, CEGIS, proofs, search, executors
+* ``ccmatic.io``         loaders, library, reports, plots
+* ``ccmatic.cli``        the ``ccmatic`` command
 """
 
 __version__ = "0.1.0"
