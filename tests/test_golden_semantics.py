@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any as TAny
 
@@ -28,7 +27,6 @@ import pytest
 import z3
 from golden_cases import CASES, Any, Case, Pick, Value
 
-import ccmatic.encode.cca as encode_cca_module
 from ccmatic.core.errors import Loc
 from ccmatic.core.model import ModelConfig
 from ccmatic.core.options import RunOptions
@@ -226,28 +224,6 @@ def test_template_symbolic_holes_exact(case: Case) -> None:
 
 # -- the SMT encoding --------------------------------------------------------------------------
 
-@contextmanager
-def recording_chooser(calls: list[tuple[str, ir.Choose, list[z3.ExprRef], z3.ExprRef]]) -> Iterator[None]:
-    """Wrap the encoding's own chooser (its constraints stay) to record each call:
-    (tag, node, options, variable)."""
-    real = encode_cca_module._chooser
-
-    def wrapped(out: TAny, tr: SymbolicTrace, tag: str) -> Callable[[list[z3.ExprRef], ir.Choose], z3.ExprRef]:
-        inner = real(out, tr, tag)
-
-        def choose(options: list[z3.ExprRef], node: ir.Choose) -> z3.ExprRef:
-            v = inner(options, node)
-            calls.append((tag, node, options, v))
-            return v
-        return choose
-
-    encode_cca_module._chooser = wrapped  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        encode_cca_module._chooser = real
-
-
 def z3_value(v: Value) -> z3.ExprRef:
     return z3.BoolVal(v) if isinstance(v, bool) else rat(Fraction(v))
 
@@ -274,9 +250,8 @@ def run_z3(case: Case, code: StepCode, hole: Callable[[str], z3.ExprRef] | None 
             mk = z3.Bool if q.unit is None else z3.Real
             tr.derived[name] = [[mk(f"golden_{name}_0,{t}") for t in range(case.T)]]
             tr.built.add(q.family)
-    calls: list[tuple[str, ir.Choose, list[z3.ExprRef], z3.ExprRef]] = []
-    with recording_chooser(calls):
-        enc = encode_cca(code, tr, 0, "golden", hole=hole)
+    enc = encode_cca(code, tr, 0, "golden", hole=hole)
+    calls = enc.choices
 
     s = z3.Solver()
     s.add(*[c for _tag, c in enc.constraints.items])

@@ -36,7 +36,11 @@ def _run(name: str, **changes: object):  # type: ignore[no-untyped-def]
     return verify(q, OPTS)
 
 
-@pytest.mark.parametrize("path", QUERIES, ids=[p.stem for p in QUERIES])
+SLOW_QUERIES = {"cc_probe_drain-ccac-arbitrary", "cc_probe_fast-ccac-small"}  # 20-60 s each: run with -m slow
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW_QUERIES else p
+                                  for p in QUERIES], ids=[p.stem for p in QUERIES])
 def test_golden(path: Path) -> None:
     q = _load(path)
     assert q.expect is not None, f"{path.name} declares no expected result"

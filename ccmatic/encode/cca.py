@@ -21,24 +21,29 @@ from ccmatic.semantics.z3domain import Z3, rat
 from ccmatic.spec import ir
 from ccmatic.spec.step import StepCode
 
+Choice = tuple[str, ir.Choose, list[z3.ExprRef], z3.ExprRef]
+
 
 @dataclass
 class CcaEncoding:
-    """The constraints, and for every step the CCA runs, each output variable with
-    its defining term (the CEGIS generator's pruning reads these, Eq. B.1.4)."""
+    """The constraints; for every step the CCA runs, each output variable with its
+    defining term (the CEGIS generator's pruning reads these, Eq. B.1.4); and every
+    ``choose()`` made: (where, the call, its options, the adversary's pick)."""
 
     constraints: Constraints = field(default_factory=Constraints)
     outputs: list[tuple[z3.ExprRef, z3.ExprRef]] = field(default_factory=list)
+    choices: list[Choice] = field(default_factory=list)
 
-
-def _chooser(out: Constraints, tr: SymbolicTrace, tag: str) -> Callable[[list[z3.ExprRef], ir.Choose], z3.ExprRef]:
-    def choose(options: list[z3.ExprRef], node: ir.Choose) -> z3.ExprRef:
-        v: z3.ExprRef = z3.FreshBool(tag) if node.is_bool else z3.FreshReal(tag)
-        if options:
-            out.add("CCA choose", z3.Or(*[v == o for o in options]))
-        tr.extra_vars.append(v)
-        return v
-    return choose
+    def chooser(self, tr: SymbolicTrace, tag: str) -> Callable[[list[z3.ExprRef], ir.Choose], z3.ExprRef]:
+        """choose(): a fresh variable equal to one of the options (any value without)."""
+        def choose(options: list[z3.ExprRef], node: ir.Choose) -> z3.ExprRef:
+            v: z3.ExprRef = z3.FreshBool(tag) if node.is_bool else z3.FreshReal(tag)
+            if options:
+                self.constraints.add("CCA choose", z3.Or(*[v == o for o in options]))
+            tr.extra_vars.append(v)
+            self.choices.append((tag, node, options, v))
+            return v
+        return choose
 
 
 def encode_cca(code: StepCode, tr: SymbolicTrace, f: int, name: str,
@@ -50,7 +55,7 @@ def encode_cca(code: StepCode, tr: SymbolicTrace, f: int, name: str,
 
     for t in range(tr.T):
         if t < t0:
-            _warm_up(code, tr, f, t, e)
+            _warm_up(code, tr, f, t, enc)
             continue
 
         def fetch(q: str, lag: int, t: int = t) -> z3.ExprRef:
@@ -58,7 +63,7 @@ def encode_cca(code: StepCode, tr: SymbolicTrace, f: int, name: str,
                 raise EngineError(f"step {t} reads {q} {lag} steps back, before step 0")
             return tr.series(q, f)[t - lag]
 
-        out = run_step(code, Z3, fetch, tr.param, _chooser(e, tr, f"choose_{f}_{t}"), hole)
+        out = run_step(code, Z3, fetch, tr.param, enc.chooser(tr, f"choose_{f}_{t}"), hole)
         for n, _is_bool in code.outputs:
             var = tr.series(n, f)[t]
             e.add(f"CCA {name}", var == out[n])
@@ -66,14 +71,15 @@ def encode_cca(code: StepCode, tr: SymbolicTrace, f: int, name: str,
     return enc
 
 
-def _warm_up(code: StepCode, tr: SymbolicTrace, f: int, t: int, e: Constraints) -> None:
+def _warm_up(code: StepCode, tr: SymbolicTrace, f: int, t: int, enc: CcaEncoding) -> None:
     """Free initial conditions (non-negative outputs; rate and cwnd are clamped at 0
     by the sending rule anyway), state variables at one of their initial values."""
+    e = enc.constraints
     if tr.sets_rate:
         e.add("CCA warm-up", tr.rate_f[f][t] >= 0)
     if tr.sets_cwnd:
         e.add("CCA warm-up", tr.cwnd_f[f][t] >= 0)
-    init = initial_values(code, Z3, tr.param, _chooser(e, tr, f"init_{f}_{t}"))
+    init = initial_values(code, Z3, tr.param, enc.chooser(tr, f"init_{f}_{t}"))
     for n, v in init.items():
         e.add("CCA state init", tr.state_f[f][n][t] == v)
 

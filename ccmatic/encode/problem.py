@@ -32,16 +32,18 @@ from ccmatic.spec.step import HoleValues
 
 @dataclass
 class Problem:
-    """A scenario's constraints, in groups: the network (model family, derived
-    quantities, periodicity), the CCA, the initial conditions and the assumptions.
+    """A scenario's constraints, in groups: the derived quantities the scenario reads
+    (delay buckets, beliefs), the CCA, the network (model family, periodicity), the
+    initial conditions and the assumptions.
     ``holes`` is the candidate a template was filled with (None: not a template, or
     holes left symbolic)."""
 
     scenario: Scenario
     prog: CcaProgram
     trace: SymbolicTrace
-    network: Constraints
+    derived: Constraints
     cca: CcaEncoding
+    network: Constraints
     initial: Constraints
     assumptions: Constraints
     holes: dict[str, Fraction] | None = None
@@ -54,7 +56,7 @@ class Problem:
     def base(self, with_cca: bool = True) -> list[Tagged]:
         """Every constraint, in the order they are given to the solver."""
         cca = self.cca.constraints.items if with_cca else []
-        return [*cca, *self.network.items, *self.initial.items, *self.assumptions.items]
+        return [*self.derived.items, *cca, *self.network.items, *self.initial.items, *self.assumptions.items]
 
     def formula(self, e: ir.Expr) -> z3.BoolRef:
         """A checked formula over this scenario's trace (it may read only what
@@ -80,20 +82,20 @@ def build(scenario: Scenario, prog: CcaProgram, formulas: Iterable[ir.Expr] = ()
     assumptions = [condition(src, QueryScope(src, ctx)) for src in scenario.assumptions]
     reads = set(code.lags) | {n for e in [*formulas, *assumptions] for n in ir.series_read(e)}
     tr = SymbolicTrace(m, T, prog.sets_rate, prog.sets_cwnd, {s.name: s.unit for s in prog.states})
-    network = derived.build(tr, families_needed(reads))
+    built = derived.build(tr, families_needed(reads))
     cca = CcaEncoding()
     for f in range(tr.N):
         one = encode_cca(code, tr, f, prog.name, hole_vars)
         cca.constraints.extend(one.constraints)
         cca.outputs.extend(one.outputs)
-    network.extend(encode_network(tr))
+    network = encode_network(tr)
     if scenario.periodic is not None:
         network.extend(periodic(tr, scenario.periodic))
     assumed = Constraints()
     for src, e in zip(scenario.assumptions, assumptions):
         assumed.add(f"assume {src.text}", to_z3(e, tr))
     filled = holes if isinstance(holes, dict) else None
-    return Problem(scenario, prog, tr, network, cca, initial_conditions(tr, scenario.initial, scenario.start),
+    return Problem(scenario, prog, tr, built, cca, network, initial_conditions(tr, scenario.initial, scenario.start),
                    assumed, filled, reads)
 
 

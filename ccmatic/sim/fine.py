@@ -30,18 +30,20 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 from fractions import Fraction
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.model import BeliefTimeouts
-from ccmatic.core.quantities import ACK_CLOCKED, QUANTITIES
+from ccmatic.core.quantities import ACK_CLOCKED, OBSERVATIONS, OUTPUTS, QUANTITIES
 from ccmatic.semantics import beliefs, qdel
 from ccmatic.semantics.cca import initial_values, run_step
 from ccmatic.semantics.domain import FLOAT
 from ccmatic.sim.links import AckDelay, Link
 from ccmatic.spec import ir
 from ccmatic.spec.cca import CcaProgram
+
+if TYPE_CHECKING:
+    import numpy as np
 
 CCA_T = 10  # the horizon a CCA file sees as T (Copa's delay buckets, 'qdel unknown')
 Value = float | bool
@@ -168,8 +170,7 @@ class _Sender:
         self.cwnd: float | None = cfg.init_cwnd_pkts * cfg.mss if self.prog.sets_cwnd else None
         self.pace_credit = 0.0
         # step-grid series the CCA reads (index = step); values in CCA units
-        self.series: dict[str, list[Value]] = {n: [] for n in ("A", "S", "Ld", "timeout", "c_lo", "c_hi", "qdel_lo",
-                                                              "qdel_hi", "c_lo_lambda", "q_hi", "rate", "cwnd")}
+        self.series: dict[str, list[Value]] = {n: [] for n in (*OBSERVATIONS, *OUTPUTS)}
         self.L_grid: list[float] = []
         for st in self.prog.states:
             self.series[st.name] = []
@@ -313,6 +314,8 @@ def simulate(cfg: SimConfig) -> SimResult:
     dt = rmin / cfg.ticks_per_rtt
     ticks = math.ceil(cfg.duration / dt)
     N = len(cfg.flows)
+    import numpy as np  # large, and only the simulator needs it
+
     rng = np.random.default_rng(cfg.seed)
     senders = [_Sender(i, fl, cfg, dt, rng) for i, fl in enumerate(cfg.flows)]
     link = cfg.link

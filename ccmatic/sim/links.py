@@ -12,9 +12,11 @@ takes to reach its sender (thesis §2.3, Appendix B.6).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
 
 LinkKind = Literal["ideal", "cbr_delay", "ack_agg"]
 LINK_KINDS: tuple[LinkKind, ...] = ("ideal", "cbr_delay", "ack_agg")

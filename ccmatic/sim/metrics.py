@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ccmatic.sim.fine import SimResult
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,8 @@ def jain(xs: list[float]) -> float:
 
 
 def _window_sums(x: np.ndarray, w: int) -> np.ndarray:
+    import numpy as np  # large, and only the simulator needs it
+
     if len(x) < w or w <= 0:
         return np.array([float(x.sum())])
     c = np.concatenate([[0.0], np.cumsum(x)])
@@ -81,6 +84,8 @@ def _window_sums(x: np.ndarray, w: int) -> np.ndarray:
 
 
 def _episodes(lost: np.ndarray, gap: int) -> int:
+    import numpy as np
+
     """Loss episodes: ticks with loss and no loss in the ``gap`` ticks before
     (one window of data: Reno reacts once)."""
     idx = np.nonzero(lost > 0)[0]
@@ -90,6 +95,8 @@ def _episodes(lost: np.ndarray, gap: int) -> int:
 
 
 def metrics(res: SimResult, warmup: float = 0.0) -> Metrics:
+    import numpy as np
+
     cfg = res.config
     dt = res.dt
     C = cfg.link.C

@@ -19,8 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import networkx as nx
-
 from ccmatic.core.proof import Proof
 
 
@@ -41,6 +39,8 @@ class GraphReport:
 
 
 def check_graph(proof: Proof) -> GraphReport:
+    import networkx as nx  # large, and only prove needs it
+
     g: nx.DiGraph[str] = nx.DiGraph()
     g.add_nodes_from(proof.states)
     edges: list[tuple[str, str, list[str]]] = []
