@@ -1,5 +1,5 @@
 """CEGIS synthesis: Table 4.1 results that fit in CI time, unit checks, pruning,
-re-verification, unknown handling, checkpoint/resume, and the CLI."""
+re-verification, unknown handling, and the CLI (checkpoints: test_checkpoint.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from ccmatic.cli.main import main
 from ccmatic.core.options import RunOptions, SynthOptions
 from ccmatic.core.scenario import Query
 from ccmatic.encode.template_units import hole_var, unit_constraints
-from ccmatic.engine import checkpoint
 from ccmatic.engine.cegis import Synthesizer
 from ccmatic.engine.templates import variable_term_holes
 from ccmatic.engine.verify import verify
@@ -141,35 +140,6 @@ def test_unknown_is_never_a_solution() -> None:
     assert r.status == "timeout"
     assert r.solutions == []
     assert r.stats.unknown > 0 and len(r.unknown_candidates) == r.stats.unknown
-
-
-def test_resume_reaches_the_same_solutions(tmp_path: Path) -> None:
-    q = _query("G5-infinite")
-    full = Synthesizer(q, OPTS)
-    all_sols = full.run()
-    ckpt = tmp_path / "g5.json"
-    part = Synthesizer(q, OPTS)
-    r1 = part.run(should_stop=lambda: part.stats.iterations >= 25)
-    assert r1.status == "interrupted" and 0 < len(r1.solutions) < 48
-    checkpoint.save(part, ckpt)
-    resumed = Synthesizer(q, OPTS)
-    checkpoint.resume(resumed, ckpt)
-    r2 = resumed.run()
-    assert r2.status == "complete"
-    assert _classes(r2.solutions, resumed.var_holes) == _classes(all_sols.solutions, full.var_holes)
-    assert r2.stats.iterations < all_sols.stats.iterations + 25
-
-
-def test_resume_rejects_a_foreign_checkpoint(tmp_path: Path) -> None:
-    from ccmatic.core.errors import SpecError
-
-    s = Synthesizer(_query("G1-T4"), OPTS)
-    s.run(should_stop=lambda: s.stats.iterations >= 2)
-    ck = tmp_path / "c.json"
-    checkpoint.save(s, ck)
-    other = Synthesizer(_query("G5-infinite"), OPTS)
-    with pytest.raises(SpecError, match="different query"):
-        checkpoint.resume(other, ck)
 
 
 def run(*argv: str) -> tuple[int, str, str]:

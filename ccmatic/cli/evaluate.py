@@ -93,7 +93,6 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     check_seed(args.seed)
     jobs = args.jobs or (os.cpu_count() or 1)
     outdir = out_dir(args.out)
-    outdir.mkdir(parents=True, exist_ok=True)
     bounds = {p.name: b for p in progs if (b := proved_bounds(lib, p.name)) is not None}
     tasks = [Task(p.path, p.name, kind, c, r, b, duration, args.flows, args.seed, p.source.text, bounds.get(p.name))
              for p in progs for c in Cs for r in Rs for b in Bs]

@@ -5,7 +5,8 @@ command; :func:`main` parses arguments, maps :class:`SpecError` to one line on
 stderr with exit code 2 (no traceback unless ``--debug``), and returns the
 handler's exit code.
 
-Exit codes: 0 proved / success, 1 counterexample, 2 bad input, 3 unknown/timeout.
+Exit codes: 0 proved / success, 1 counterexample, 2 bad input, 3 unknown, timeout or
+interrupted (Ctrl-C or SIGTERM).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ccmatic.cli import (
 from ccmatic.cli import list as list_cmd
 from ccmatic.cli.common import EXIT_INPUT, EXIT_OK, EXIT_UNKNOWN, Parser, common_options
 from ccmatic.core.errors import SpecError
+from ccmatic.engine.interrupt import Interrupts
 
 COMMANDS = (verify, list_cmd, bench, synth, prove, search, tradeoff, simulate, evaluate, check)
 
@@ -58,8 +60,10 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         return EXIT_INPUT
     except SystemExit as e:  # --help / --version
         return EXIT_INPUT if e.code not in (0, None) else EXIT_OK
+    stop = Interrupts()
     try:
-        return int(args.handler(args, out, err))
+        with stop:
+            return int(args.handler(args, out, err))
     except SpecError as e:
         if args.debug:
             raise
@@ -71,8 +75,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         except OSError:
             pass
         return EXIT_OK
-    except KeyboardInterrupt:
-        err.write("interrupted\n")
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (engine/interrupt.py); what was found is already out
+        err.write(stop.describe() + "\n")
         return EXIT_UNKNOWN
 
 

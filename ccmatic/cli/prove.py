@@ -17,6 +17,7 @@ from ccmatic.cli.common import (
     solver_options,
 )
 from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.files import output_dir
 from ccmatic.engine.parallel.executor import Executor, make_executor
 from ccmatic.engine.proof.prove import (
     INITIAL,
@@ -78,6 +79,8 @@ def executor(args: argparse.Namespace, jobs: int) -> Executor | None:
 def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     proof, _lib = load_proof_arg(args)
     opts = run_options(args)
+    if args.cache:
+        output_dir("--cache", args.cache)
     jobs = args.jobs if args.jobs is not None else default_jobs()
     if jobs < 1:
         raise SpecError(Loc("--jobs"), f"--jobs must be at least 1, got {jobs}")

@@ -20,6 +20,7 @@ from ccmatic.cli.common import (
 )
 from ccmatic.cli.prove import executor
 from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.files import output_dir
 from ccmatic.engine.parallel.executor import LocalExecutor
 from ccmatic.engine.proof.cache import ResultCache
 from ccmatic.engine.proof.prove import default_jobs
@@ -62,7 +63,7 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise SpecError(Loc("--jobs"), f"--jobs must be at least 1, got {args.jobs}")
     c = proof.constants[args.constant]
-    s = Searcher(proof, args.lemma, args.constant, opts, ResultCache(args.cache) if args.cache else None, args.easier)
+    s = Searcher(proof, args.lemma, args.constant, opts, ResultCache(output_dir("--cache", args.cache)) if args.cache else None, args.easier)
 
     def on_probe(p: Probe) -> None:
         if not args.json:

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from ccmatic.cli.common import Subparsers, library
 from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.files import PLOT_SUFFIXES, output_dir, output_file
 from ccmatic.io.library import Library
 from ccmatic.io.sim_plots import plot_run
 from ccmatic.sim.fine import Flow, SimConfig, simulate
@@ -53,10 +54,7 @@ def check_flows(n: int) -> int:
 
 
 def out_dir(text: str) -> Path:
-    p = Path(text)
-    if p.exists() and not p.is_dir():
-        raise SpecError(Loc(text), "--out names a file, not a folder", "give a folder (it is created if missing)")
-    return p
+    return output_dir("--out", text)
 
 
 def link_kind(text: str) -> LinkKind:
@@ -102,6 +100,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     flows = tuple(Flow(progs[i % len(progs)], Rs[i % len(Rs)], i * stagger) for i in range(nflows))
     cfg = SimConfig(Link(kind, C, D, buffer_bytes(args.buffer, bdp)), flows, duration,
                     mss=_positive("--mss", args.mss), seed=args.seed)
+    if args.plot:
+        output_file("--plot", args.plot, PLOT_SUFFIXES)
     res = simulate(cfg)
     warm = duration * 0.2 if args.warmup is None else _positive("--warmup", args.warmup, allow_zero=True)
     m = metrics(res, warm)

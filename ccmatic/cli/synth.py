@@ -10,14 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
-import threading
 import time
 from pathlib import Path
 from typing import Any, TextIO
-
-import z3
 
 from ccmatic.cli.common import (
     EXIT_OK,
@@ -30,13 +25,14 @@ from ccmatic.cli.common import (
     solver_options,
 )
 from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.files import output_dir, output_file
 from ccmatic.core.options import SynthOptions
 from ccmatic.core.scenario import Query
 from ccmatic.engine import checkpoint
 from ccmatic.engine.cegis import Synthesizer, SynthResult
+from ccmatic.engine.interrupt import Interrupts
 from ccmatic.engine.parallel.executor import make_executor
 from ccmatic.engine.parallel.synth import synthesize_parallel
-from ccmatic.engine.session import clear_interrupt
 
 
 def synth_options(args: argparse.Namespace, record: bool) -> SynthOptions:
@@ -48,9 +44,9 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     opts = synth_options(args, bool(args.checkpoint))
     if args.resume and not Path(args.resume).is_file():
         raise SpecError(Loc(args.resume), "checkpoint file not found")
-    outdir = Path(args.out) if args.out else None
-    if outdir is not None and outdir.exists() and not outdir.is_dir():
-        raise SpecError(Loc(str(outdir)), "--out must be a folder")
+    outdir = output_dir("--out", args.out) if args.out else None
+    if args.checkpoint:
+        output_file("--checkpoint", args.checkpoint)
     if args.jobs < 1:
         raise SpecError(Loc("--jobs"), f"need at least one job, got {args.jobs}")
     if args.jobs > 1 or args.executor != "local":
@@ -61,7 +57,9 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return report(args, q, res, parallel, outdir, out)
     syn = Synthesizer(q, opts)
     if args.resume:
-        checkpoint.resume(syn, args.resume)
+        dropped = checkpoint.resume(syn, args.resume)
+        err.writelines(f"warning: {args.resume}: stored solution {checkpoint.show(cand)} failed its re-verification "
+                      "and was dropped\n" for cand in dropped)
     if not args.json and not args.quiet:
         err.write(f"synthesizing {q.name}: template {Path(syn.prog.path).name}, {len(syn.domains)} holes, "
                   f"{syn.search_space():,} candidates before unit checks, T={q.T}\n")
@@ -93,56 +91,9 @@ def _progress(args: argparse.Namespace, err: TextIO) -> Any:
 
 
 def _run_interruptible(syn: Synthesizer, progress: Any) -> SynthResult:
-    """Run CEGIS; Ctrl-C stops it cleanly.  Python runs signal handlers only between
-    bytecodes, never inside a long Z3 call: the wakeup fd is written by the C-level
-    handler at once, and a watcher thread turns it into a Z3 interrupt."""
-    stop = {"flag": False}
-
-    def on_sigint(signum: int, frame: object) -> None:
-        stop["flag"] = True
-        z3.main_ctx().interrupt()
-
-    main = threading.current_thread() is threading.main_thread()
-    old = signal.signal(signal.SIGINT, on_sigint) if main else None
-    watch = _InterruptWatcher(stop) if old is not None else None
-    try:
-        return syn.run(progress, lambda: stop["flag"])
-    finally:
-        if watch is not None:
-            watch.close()
-        if old is not None:
-            signal.signal(signal.SIGINT, old)
-        if stop["flag"]:
-            clear_interrupt()  # a late interrupt must not cancel the caller's next Z3 call
-
-
-class _InterruptWatcher:
-    """Turns SIGINT into ``z3 interrupt`` while the main thread is inside Z3."""
-
-    def __init__(self, stop: dict[str, bool]) -> None:
-        self.stop = stop
-        self.r, self.w = os.pipe()
-        os.set_blocking(self.w, False)
-        self.old_fd = signal.set_wakeup_fd(self.w)
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while True:
-            try:
-                data = os.read(self.r, 1)
-            except OSError:
-                return
-            if not data:
-                return
-            self.stop["flag"] = True
-            z3.main_ctx().interrupt()
-
-    def close(self) -> None:
-        signal.set_wakeup_fd(self.old_fd)
-        os.close(self.w)
-        self.thread.join(timeout=1)
-        os.close(self.r)
+    """Run CEGIS; Ctrl-C or SIGTERM stops it cleanly (the solutions found are kept)."""
+    with Interrupts(cooperative=True) as stop:
+        return syn.run(progress, stop)
 
 
 def _parallel(args: argparse.Namespace, q: Query, opts: SynthOptions, err: TextIO) -> tuple[SynthResult, dict[str, Any]]:

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 
 from ccmatic.cli.common import Subparsers
 from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.files import PLOT_SUFFIXES, output_file
 from ccmatic.engine.lossfn import parse_loss
 from ccmatic.engine.tradeoff import Num, Tradeoff, compute, fmt_num
 
@@ -52,12 +53,7 @@ def _rates(text: str) -> list[Fraction]:
 
 
 def _plot_path(path: str) -> Path:
-    p = Path(path)
-    if p.suffix.lower() not in (".png", ".pdf", ".svg"):
-        raise SpecError(Loc(path), "plot file must end in .png, .pdf or .svg")
-    if not p.parent.exists():
-        raise SpecError(Loc(path), "the plot's folder does not exist", "create it first")
-    return p
+    return output_file("--plot", path, PLOT_SUFFIXES)
 
 
 def _plot(curves: list[Tradeoff], p: Path, C0: Fraction, top: Fraction) -> None:

@@ -16,6 +16,7 @@ from ccmatic.cli.common import (
     solver_options,
 )
 from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.files import PLOT_SUFFIXES, output_file
 from ccmatic.core.results import Counterexample
 from ccmatic.engine.verify import verify
 from ccmatic.io.plot import plot_trace
@@ -25,6 +26,8 @@ from ccmatic.spec.source import read_source
 
 def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     opts = run_options(args)
+    if args.plot:
+        output_file("--plot", args.plot, PLOT_SUFFIXES)
     q = load_query_arg(args, args.query)
     if args.cca:
         found = library(args).find("templates", args.cca)

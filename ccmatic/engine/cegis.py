@@ -33,7 +33,6 @@ from ccmatic.engine.recheck import Evaluator, FormulaCache, RecheckError, rechec
 from ccmatic.engine.session import (
     Sat,
     Session,
-    SolverUnknown,
     Unsat,
     make_solver,
     set_timeout,
@@ -296,33 +295,64 @@ class Synthesizer:
     def _check(self, cand: Candidate, start: float, stop: Callable[[], bool]) -> str:
         """Verify one candidate; "solution", "counterexample", "unknown", or why the
         run must end ("deadline", "stop")."""
-        enc = self._cca_constraints(cand)
-        t1 = time.perf_counter()
         left = self._budget_left(start)
         cap = self.opts.run.timeout_s if left is None else min(left, self.opts.run.timeout_s or left)
+        verdict = self._holds(cand, cap, stop)
+        if verdict == "unknown" and left is not None and (self._budget_left(start) or 0) <= 0:
+            return "deadline"
+        if verdict == "solution":
+            rep = self._representative(cand, stop)
+            if rep is None:
+                return "stop"
+            self.solutions.append(Solution(rep, fill_template(self.prog, rep, self.header(rep))))
+            self._block_solution(rep)
+        elif verdict == "unknown":
+            self.unknown.append(dict(cand))
+            self.stats.unknown += 1
+            self._block_exact(cand)
+        return verdict
+
+    def _holds(self, cand: Candidate, cap: float | None, stop: Callable[[], bool]) -> str:
+        """"solution" (proved, and re-verified in a fresh solver), "counterexample"
+        (learned), "unknown", or "stop" (interrupted: nothing recorded, so the
+        candidate is checked again by a later run)."""
+        enc = self._cca_constraints(cand)
+        t1 = time.perf_counter()
         set_timeout(self.verifier.solver, cap)  # the run's budget also bounds the check in progress
         r = self.verifier.check(enc)
         self.stats.verifier_s += time.perf_counter() - t1
-        if isinstance(r, SolverUnknown) and left is not None and (self._budget_left(start) or 0) <= 0:
-            return "deadline"
-        if isinstance(r, Unsat):
-            if self.reverify(cand):
-                self.solutions.append(Solution(dict(cand), fill_template(self.prog, cand, self.header(cand))))
-                self._block_solution(cand)
-                return "solution"
-            self.unknown.append(dict(cand))  # never accept what a fresh check does not confirm
-            self.stats.unknown += 1
-            self._block_exact(cand)
-            return "unknown"
         if isinstance(r, Sat):
             self._learn(r.model, enc)
             return "counterexample"
-        if stop():
-            return "stop"
-        self.unknown.append(dict(cand))
-        self.stats.unknown += 1
-        self._block_exact(cand)
-        return "unknown"
+        if isinstance(r, Unsat) and self.reverify(cand):
+            return "solution"
+        return "stop" if stop() else "unknown"  # never accept what a fresh check does not confirm
+
+    def _representative(self, cand: Candidate, stop: Callable[[], bool]) -> Candidate | None:
+        """The solution class's least member (constant-term holes compared in name
+        order) that is a solution, so that every run prints the same member of each
+        class whatever order it met them in (resumed, parallel).  None: interrupted."""
+        consts = sorted(h for h in cand if h not in self.var_holes)
+        if not self.var_holes or not consts:
+            return cand
+        best = dict(cand)
+        while True:
+            smaller = [z3.And(*[self.hvars[g] == rat(best[g]) for g in consts[:i]], self.hvars[h] < rat(best[h]))
+                       for i, h in enumerate(consts)]
+            self.gen.push()
+            self.gen.add(*[self.hvars[h] == rat(cand[h]) for h in self.var_holes], z3.Or(*smaller))
+            found = self.gen.check() == z3.sat
+            member = {h: Evaluator(self.gen.model(), self.fcache).num(v) for h, v in self.hvars.items()} if found else None
+            self.gen.pop()
+            if member is None:
+                return None if stop() else best
+            verdict = self._holds(member, self.opts.run.timeout_s, stop)
+            if verdict == "stop":
+                return None
+            if verdict == "solution":
+                best = member
+            elif verdict == "unknown":
+                self._block_exact(member)  # not this run's to decide; the class keeps its best known member
 
     def _learn(self, model: z3.ModelRef, enc: list[Tagged]) -> None:
         try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import signal
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Protocol, TypeVar
@@ -97,6 +98,12 @@ class _Inline:
         self.arg = arg
 
 
+def _worker_init() -> None:
+    """Workers leave Ctrl-C to the parent (which stops them), so that a terminal's
+    SIGINT to the whole process group does not print a traceback per worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class LocalExecutor:
     kind = "local"
 
@@ -104,16 +111,20 @@ class LocalExecutor:
         self.jobs = max(1, jobs)
         self._pool: ProcessPoolExecutor | None = None
         self._manager: Any = None
+        self._futures: list[Future[Any]] = []
 
     def _procs(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_worker_init)
         return self._pool
 
     def submit(self, fn: Callable[[Any], Any], arg: Any) -> Any:
         if self.jobs == 1:
             return _Inline(fn, arg)
-        return self._procs().submit(fn, arg)
+        f = self._procs().submit(fn, arg)
+        self._futures = [x for x in self._futures if not x.done()] + [f]
+        return f
 
     def wait_any(self, handles: list[Any]) -> tuple[Any, Any]:
         for h in handles:
@@ -132,9 +143,16 @@ class LocalExecutor:
         return _ListPool(self._manager.list())
 
     def close(self) -> None:
+        """Shut the workers down.  Tasks still running mean the caller stopped
+        waiting (an interrupt, or an error): their workers are terminated at once
+        rather than waited for."""
         if self._pool is not None:
+            if any(not f.done() for f in self._futures):
+                for proc in list(getattr(self._pool, "_processes", {}).values()):
+                    proc.terminate()  # no public API before Python 3.14's terminate_workers()
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+            self._futures = []
         if self._manager is not None:
             self._manager.shutdown()
             self._manager = None

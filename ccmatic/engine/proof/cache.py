@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import z3
+
+from ccmatic.core.files import atomic_write
 
 FORMAT = 2  # 2: verdicts are proved | counterexample
 
@@ -54,7 +55,7 @@ class ResultCache:
         except (OSError, ValueError):
             self.misses += 1
             return None
-        if data.get("format") != FORMAT or data.get("verdict") not in ("proved", "counterexample"):
+        if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("verdict") not in ("proved", "counterexample"):
             self.misses += 1
             return None
         self.hits += 1
@@ -63,7 +64,4 @@ class ResultCache:
     def put(self, key: str, entry: dict[str, Any]) -> None:
         if entry.get("verdict") not in ("proved", "counterexample"):
             return
-        data = {"format": FORMAT, **entry}
-        tmp = self._path(key).with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data))
-        tmp.replace(self._path(key))
+        atomic_write(self._path(key), json.dumps({"format": FORMAT, **entry}))
