@@ -176,3 +176,14 @@ def test_sigterm_flushes_the_synth_checkpoint(tmp_path: Path) -> None:
     assert code == 3 and "Traceback" not in err and took < 2.0
     data = json.loads(ck.read_text())
     assert data["stats"]["iterations"] > 0
+
+
+@pytest.mark.parametrize("argv", [
+    ["search", "cc_qdel-ccac", "--lemma", "B.4.7", "--constant", "util"],
+    ["evaluate", "reno", "--jobs", "2", "--out", "{tmp}"],
+])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_stops_search_and_evaluate(tmp_path: Path, argv: list[str], sig: int) -> None:
+    code, err, took = _signal_after([a.replace("{tmp}", str(tmp_path / "ev")) for a in argv], sig, 5.0, ROOT)
+    assert code == 3 and "interrupted" in err.splitlines()[-1] and "Traceback" not in err
+    assert took < 1.5

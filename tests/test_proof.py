@@ -433,7 +433,7 @@ BAD_FILES = [
     ("state_without_step", 13, 15, ("state 'Low' takes a step argument",), True),
     ("unknown_lemma_in_by", 15, 1, ("unknown lemma 'missing'",), False),
     ("no_steady", 1, 1, ("no 'steady'",), False),
-    ("constant_without_value", 7, 1, ("constant 'k' has no value",), False),
+    ("constant_without_value", 7, 1, ("constant 'k' has no 'value'",), False),
     ("unit_mismatch", 15, 15, ("unit mismatch",), True),
 ]
 @pytest.mark.parametrize("mode", ["--json", "text"])
@@ -769,7 +769,7 @@ def test_lexicographic_progress_ranks_the_measures(tmp_path: Path) -> None:
 
 def test_progress_order_must_be_known_and_shared(tmp_path: Path) -> None:
     code, _out, err = run("prove", _with_drain_measures(tmp_path, '["bq[t] >= C * R"]', "lexical"), "--jobs", "1")
-    assert code == 2 and "order must be" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and "unknown order 'lexical'" in err and len(err.strip().splitlines()) == 1
     text = MAIN.read_text().replace(
         'step = "C * R / 2"',
         'step = "C * R / 2"\norder = "lexicographic"\n\n[[progress]]\nname = "drain"\n'

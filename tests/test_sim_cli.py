@@ -134,15 +134,21 @@ def test_plot_writes_png(tmp_path: Path) -> None:
     assert str(p) in out
 
 
-def test_plot_in_missing_folder_is_input_error(tmp_path: Path) -> None:
+def test_plot_under_a_regular_file_is_input_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    p = tmp_path / "file" / "run.png"
+    expect_input_error("simulate", "reno", "--duration", "2", "--plot", p, where="--plot", words=("not a folder",))
+
+
+def test_plot_in_missing_folder_creates_it(tmp_path: Path) -> None:
     p = tmp_path / "missing" / "run.png"
-    expect_input_error("simulate", "reno", "--duration", "2", "--plot", p, where=str(p), words=("folder",))
-    assert not p.parent.exists()
+    code, _, err = run("simulate", "reno", "--duration", "2", "--plot", p)
+    assert code == 0 and p.is_file(), err
 
 
 def test_plot_with_txt_suffix_is_input_error(tmp_path: Path) -> None:
     p = tmp_path / "run.txt"
-    expect_input_error("simulate", "reno", "--duration", "2", "--plot", p, where=str(p), words=(".png",))
+    expect_input_error("simulate", "reno", "--duration", "2", "--plot", p, where="--plot", words=(".png",))
     assert not p.exists()
 
 

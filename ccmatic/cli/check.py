@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from ccmatic.cli.common import EXIT_OK, Subparsers, library, load_query_arg
+from ccmatic.cli.common import EXIT_OK, Subparsers, add_max_T, library, load_query_arg
 from ccmatic.core.options import SynthOptions
 from ccmatic.engine.cegis import Synthesizer
 from ccmatic.engine.verify import build_query, query_cca
@@ -40,4 +40,5 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def add_parser(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     c = sub.add_parser("check", parents=[common], help="load and validate a CCA file or query without solving")
     c.add_argument("file")
+    add_max_T(c)
     c.set_defaults(handler=cmd_check)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
@@ -13,10 +14,18 @@ from pathlib import Path
 from typing import NoReturn, TextIO, TypeAlias
 
 from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.limits import (
+    JOBS_PER_CORE,
+    MAX_T,
+    Limits,
+    delay_error,
+    horizon_error,
+    magnitude_error,
+)
 from ccmatic.core.options import CHECK_TIMEOUT_S, RunOptions
 from ccmatic.core.proof import Proof
 from ccmatic.core.results import EXIT_CODES, EXIT_INPUT, Verdict
-from ccmatic.core.scenario import Query
+from ccmatic.core.scenario import Query, Scenario
 from ccmatic.io.library import Library
 from ccmatic.io.objectives import load_objectives
 from ccmatic.io.proofs import load_proof
@@ -60,7 +69,13 @@ def solver_options(horizon: bool = True) -> argparse.ArgumentParser:
     solver.add_argument("--seed", type=int, default=0, help="solver random seed")
     if horizon:
         solver.add_argument("--T", type=int, default=None, metavar="N", help="override the horizon T")
+        add_max_T(solver)
     return solver
+
+
+def add_max_T(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-T", type=int, default=MAX_T, metavar="N",
+                   help=f"largest horizon accepted (default {MAX_T}; the encoding grows with T²)")
 
 
 def positive_seconds(flag: str, t: float | None) -> float | None:
@@ -88,29 +103,45 @@ def resolve_query(args: argparse.Namespace, name: str) -> Path:
     return p
 
 
-def with_horizon(args: argparse.Namespace, T: int, periodic: int | None) -> int:
+def limits(args: argparse.Namespace) -> Limits:
+    max_T = getattr(args, "max_T", MAX_T)
+    if max_T < 2:
+        raise SpecError(Loc("--max-T"), f"--max-T must be at least 2, got {max_T}")
+    return Limits(max_T=max_T)
+
+
+def with_horizon(args: argparse.Namespace, scenario: Scenario) -> int:
     """The horizon: the file's, or --T (checked like the file's)."""
+    T, periodic = scenario.T, scenario.periodic
     if getattr(args, "T", None) is None:
         return T
     if args.T < 2:
         raise SpecError(Loc("--T"), f"T must be at least 2, got {args.T}")
+    if (too_long := horizon_error(args.T, limits(args))) is not None:
+        raise SpecError(Loc("--T"), too_long, "raise the limit with --max-T if you mean it")
     if periodic is not None and periodic >= args.T:
         raise SpecError(Loc("--T"), f"T={args.T} must exceed the periodic = {periodic}")
+    if (short := delay_error(scenario.model.R, scenario.model.D, args.T)) is not None:
+        raise SpecError(Loc("--T"), short, "give a longer horizon")
     return int(args.T)
 
 
 def load_query_arg(args: argparse.Namespace, name: str) -> Query:
     lib = library(args)
-    q = load_query(resolve_query(args, name), lib, load_objectives(lib))
-    T = with_horizon(args, q.T, q.scenario.periodic)
+    q = load_query(resolve_query(args, name), lib, load_objectives(lib), limits(args))
+    T = with_horizon(args, q.scenario)
     return replace(q, scenario=replace(q.scenario, T=T)) if T != q.T else q
 
 
 def frac_arg(flag: str, text: str) -> Fraction:
     try:
-        return Fraction(text.strip())
+        v = Fraction(text.strip())
     except (ValueError, ZeroDivisionError):
         raise SpecError(Loc(flag), f"'{text}' is not a number", "write e.g. 0.83, 83/100 or 3") from None
+    why = magnitude_error(v)
+    if why is not None:
+        raise SpecError(Loc(flag), f"'{text.strip()}' is out of range: {why}")
+    return v
 
 
 def load_proof_arg(args: argparse.Namespace) -> tuple[Proof, Library]:
@@ -119,7 +150,7 @@ def load_proof_arg(args: argparse.Namespace) -> tuple[Proof, Library]:
     p = lib.find("proofs", args.proof)
     if p is None:
         raise SpecError(Loc(args.proof), "proof file not found", "give a path, or a proof name from 'ccmatic list'")
-    proof = load_proof(p, lib)
+    proof = load_proof(p, lib, limits(args))
     overrides: dict[str, Fraction] = {}
     for item in getattr(args, "set", None) or []:
         if "=" not in item:
@@ -127,10 +158,23 @@ def load_proof_arg(args: argparse.Namespace) -> tuple[Proof, Library]:
         k, v = item.split("=", 1)
         overrides[k.strip()] = frac_arg("--set", v)
     proof = proof.with_values(overrides)
-    T = with_horizon(args, proof.T, proof.scenario.periodic)
+    T = with_horizon(args, proof.scenario)
     if proof.start >= T - 1:
         raise SpecError(Loc("--T"), f"T={T} leaves no step after the proof's start = {proof.start}")
     return (proof.with_horizon(T) if T != proof.T else proof), lib
+
+
+def jobs_arg(args: argparse.Namespace, default: int) -> int:
+    """--jobs, checked: at least 1, and for local processes at most
+    JOBS_PER_CORE per core (a Ray cluster has its own)."""
+    jobs = args.jobs if getattr(args, "jobs", None) is not None else default
+    if jobs < 1:
+        raise SpecError(Loc("--jobs"), f"need at least one job, got {jobs}")
+    cap = JOBS_PER_CORE * (os.cpu_count() or 1)
+    if getattr(args, "executor", "local") == "local" and jobs > cap:
+        raise SpecError(Loc("--jobs"), f"--jobs {jobs} is over the limit of {cap} local processes "
+                        f"({JOBS_PER_CORE} per core)", "use fewer jobs, or --executor ray for a cluster")
+    return int(jobs)
 
 
 def executor_options(p: argparse.ArgumentParser) -> None:

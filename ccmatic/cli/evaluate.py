@@ -15,11 +15,12 @@ import time
 from fractions import Fraction
 from typing import Any, Literal, TextIO
 
-from ccmatic.cli.common import Subparsers, executor_options, library
+from ccmatic.cli.common import Subparsers, executor_options, jobs_arg, library
 from ccmatic.cli.simulate import (
     _positive,
     check_flows,
     check_seed,
+    check_size,
     link_kind,
     load_sim_cca,
     out_dir,
@@ -87,11 +88,10 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     Cs, Rs = _grid("--C", args.C, GRID_C), _grid("--R", args.R, GRID_R)
     Bs = _grid("--buffer", args.buffer, GRID_BUFFER, frac=True)
     duration = _positive("--duration", args.duration)
-    if args.jobs is not None and args.jobs < 1:
-        raise SpecError(Loc("--jobs"), f"need at least one job, got {args.jobs}")
+    check_size(duration, min(Rs) / 1000, args.flows)
     check_flows(args.flows)
     check_seed(args.seed)
-    jobs = args.jobs or (os.cpu_count() or 1)
+    jobs = jobs_arg(args, os.cpu_count() or 1)
     outdir = out_dir(args.out)
     bounds = {p.name: b for p in progs if (b := proved_bounds(lib, p.name)) is not None}
     tasks = [Task(p.path, p.name, kind, c, r, b, duration, args.flows, args.seed, p.source.text, bounds.get(p.name))
@@ -104,6 +104,10 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             rows[i] = row
             if not args.json:
                 err.write(f"\r  {n}/{len(tasks)} runs" + ("\n" if n == len(tasks) else ""))
+    except BaseException:  # an interrupt: end the progress line before the report
+        if rows and not args.json and len(rows) < len(tasks):
+            err.write("\n")
+        raise
     finally:
         ex.close()
     ordered = [rows[i] for i in range(len(tasks))]

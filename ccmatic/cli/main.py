@@ -31,6 +31,7 @@ from ccmatic.cli import (
 from ccmatic.cli import list as list_cmd
 from ccmatic.cli.common import EXIT_INPUT, EXIT_OK, EXIT_UNKNOWN, Parser, common_options
 from ccmatic.core.errors import SpecError
+from ccmatic.core.limits import deep_recursion
 from ccmatic.engine.interrupt import Interrupts
 
 COMMANDS = (verify, list_cmd, bench, synth, prove, search, tradeoff, simulate, evaluate, check)
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    deep_recursion()
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     try:

@@ -12,11 +12,11 @@ from ccmatic.cli.common import (
     Subparsers,
     executor_options,
     exit_code,
+    jobs_arg,
     load_proof_arg,
     run_options,
     solver_options,
 )
-from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import output_dir
 from ccmatic.engine.parallel.executor import Executor, make_executor
 from ccmatic.engine.proof.prove import (
@@ -81,9 +81,7 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     opts = run_options(args)
     if args.cache:
         output_dir("--cache", args.cache)
-    jobs = args.jobs if args.jobs is not None else default_jobs()
-    if jobs < 1:
-        raise SpecError(Loc("--jobs"), f"--jobs must be at least 1, got {jobs}")
+    jobs = jobs_arg(args, default_jobs())
     only = args.lemma or []
     for name in only:
         if name != INITIAL:  # the pseudo-lemma "[initial] holds again" may be named too

@@ -14,6 +14,7 @@ from ccmatic.cli.common import (
     Subparsers,
     executor_options,
     frac_arg,
+    jobs_arg,
     load_proof_arg,
     run_options,
     solver_options,
@@ -60,8 +61,7 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.constant not in proof.constants:
         raise SpecError(Loc("--constant"), f"no constant named '{args.constant}'",
                         f"constants: {', '.join(proof.constants) or '(none)'}")
-    if args.jobs is not None and args.jobs < 1:
-        raise SpecError(Loc("--jobs"), f"--jobs must be at least 1, got {args.jobs}")
+    jobs_arg(args, 1)
     c = proof.constants[args.constant]
     s = Searcher(proof, args.lemma, args.constant, opts, ResultCache(output_dir("--cache", args.cache)) if args.cache else None, args.easier)
 

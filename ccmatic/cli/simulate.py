@@ -16,6 +16,12 @@ from typing import Any, TextIO
 from ccmatic.cli.common import Subparsers, library
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import PLOT_SUFFIXES, output_dir, output_file
+from ccmatic.core.limits import (
+    MAX_SIM_CELLS,
+    MAX_SIM_FLOWS,
+    MAX_SIM_TICKS,
+    SIM_BYTES_PER_CELL,
+)
 from ccmatic.io.library import Library
 from ccmatic.io.sim_plots import plot_run
 from ccmatic.sim.fine import Flow, SimConfig, simulate
@@ -50,7 +56,27 @@ def check_seed(seed: int) -> int:
 def check_flows(n: int) -> int:
     if n < 1:
         raise SpecError(Loc("--flows"), f"need at least one flow, got {n}")
+    if n > MAX_SIM_FLOWS:
+        raise SpecError(Loc("--flows"), f"{n:,} flows is over the simulator's limit of {MAX_SIM_FLOWS:,}")
     return n
+
+
+def check_size(duration: float, R_min: float, flows: int, ticks_per_rtt: int = SimConfig.ticks_per_rtt) -> None:
+    """Refuse a run whose tick count or series would not fit, before allocating."""
+    ticks = math.ceil(duration / (R_min / ticks_per_rtt))
+    if ticks > MAX_SIM_TICKS or ticks * flows > MAX_SIM_CELLS:
+        raise SpecError(Loc("--duration"), f"{duration:g} s at R = {R_min * 1000:g} ms is {ticks:,} ticks of R/"
+                        f"{ticks_per_rtt} for {flows} flow(s), over the simulator's limit of {MAX_SIM_TICKS:,} ticks "
+                        f"and {MAX_SIM_CELLS:,} ticks × flows (about "
+                        f"{MAX_SIM_CELLS * SIM_BYTES_PER_CELL / 2**30:.1f} GiB)",
+                        "shorten --duration or lengthen --R")
+
+
+def check_warmup(warmup: float, duration: float) -> float:
+    if warmup >= duration:
+        raise SpecError(Loc("--warmup"), f"warmup {warmup:g} s leaves nothing of the {duration:g} s run to measure",
+                        "make --warmup shorter than --duration")
+    return warmup
 
 
 def out_dir(text: str) -> Path:
@@ -98,12 +124,14 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     duration = _positive("--duration", args.duration)
     stagger = _positive("--stagger", args.stagger, allow_zero=True) if args.stagger else 0.0
     flows = tuple(Flow(progs[i % len(progs)], Rs[i % len(Rs)], i * stagger) for i in range(nflows))
+    check_size(duration, min(Rs), nflows)
+    warm = check_warmup(duration * 0.2 if args.warmup is None else
+                        _positive("--warmup", args.warmup, allow_zero=True), duration)
     cfg = SimConfig(Link(kind, C, D, buffer_bytes(args.buffer, bdp)), flows, duration,
                     mss=_positive("--mss", args.mss), seed=args.seed)
     if args.plot:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
     res = simulate(cfg)
-    warm = duration * 0.2 if args.warmup is None else _positive("--warmup", args.warmup, allow_zero=True)
     m = metrics(res, warm)
     if args.plot:
         plot_run(res, args.plot)

@@ -19,6 +19,7 @@ from ccmatic.cli.common import (
     EXIT_UNKNOWN,
     Subparsers,
     executor_options,
+    jobs_arg,
     load_query_arg,
     positive_seconds,
     run_options,
@@ -47,8 +48,7 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     outdir = output_dir("--out", args.out) if args.out else None
     if args.checkpoint:
         output_file("--checkpoint", args.checkpoint)
-    if args.jobs < 1:
-        raise SpecError(Loc("--jobs"), f"need at least one job, got {args.jobs}")
+    jobs_arg(args, 1)
     if args.jobs > 1 or args.executor != "local":
         if args.checkpoint or args.resume:
             raise SpecError(Loc("--checkpoint" if args.checkpoint else "--resume"),

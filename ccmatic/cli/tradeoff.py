@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from ccmatic.cli.common import Subparsers
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import PLOT_SUFFIXES, output_file
+from ccmatic.core.limits import magnitude_error
 from ccmatic.engine.lossfn import parse_loss
 from ccmatic.engine.tradeoff import Num, Tradeoff, compute, fmt_num
 
@@ -40,6 +41,9 @@ def _number(text: str, where: Loc, what: str) -> Fraction:
         raise SpecError(where, f"{what} is not a number: {text!r}", "write e.g. 3, 0.5 or 1/2") from None
     if v <= 0:
         raise SpecError(where, f"{what} must be positive, got {text.strip()}")
+    why = magnitude_error(v)
+    if why is not None:
+        raise SpecError(where, f"{what} = {text.strip()} is out of range: {why}")
     return v
 
 

@@ -43,7 +43,19 @@ def output_dir(flag: str, text: str) -> Path:
         raise _unusable(flag, p, e.strerror or str(e)) from None
     if not os.access(p, os.W_OK | os.X_OK):
         raise _unusable(flag, p, "the folder is not writable")
+    _probe(flag, p)
     return p
+
+
+def _probe(flag: str, folder: Path) -> None:
+    """Create and remove a file in ``folder``: permissions alone do not tell (root,
+    read-only mounts, /proc)."""
+    probe = folder / f".ccmatic-probe.{os.getpid()}"
+    try:
+        probe.touch()
+        probe.unlink()
+    except OSError as e:
+        raise _unusable(flag, folder, f"cannot create a file in it ({e.strerror or e})") from None
 
 
 def output_file(flag: str, text: str, suffixes: tuple[str, ...] = ()) -> Path:

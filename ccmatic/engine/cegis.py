@@ -298,11 +298,14 @@ class Synthesizer:
         left = self._budget_left(start)
         cap = self.opts.run.timeout_s if left is None else min(left, self.opts.run.timeout_s or left)
         verdict = self._holds(cand, cap, stop)
+        if verdict == "stop":  # not decided: the generator may propose it again (a later cube, a resumed run)
+            self._seen.discard(tuple(sorted(cand.items())))
         if verdict == "unknown" and left is not None and (self._budget_left(start) or 0) <= 0:
             return "deadline"
         if verdict == "solution":
             rep = self._representative(cand, stop)
             if rep is None:
+                self._seen.discard(tuple(sorted(cand.items())))
                 return "stop"
             self.solutions.append(Solution(rep, fill_template(self.prog, rep, self.header(rep))))
             self._block_solution(rep)
@@ -341,11 +344,14 @@ class Synthesizer:
                        for i, h in enumerate(consts)]
             self.gen.push()
             self.gen.add(*[self.hvars[h] == rat(cand[h]) for h in self.var_holes], z3.Or(*smaller))
-            found = self.gen.check() == z3.sat
-            member = {h: Evaluator(self.gen.model(), self.fcache).num(v) for h, v in self.hvars.items()} if found else None
+            g = self.gen.check()
+            member = {h: Evaluator(self.gen.model(), self.fcache).num(v) for h, v in self.hvars.items()} \
+                if g == z3.sat else None
             self.gen.pop()
-            if member is None:
-                return None if stop() else best
+            if g == z3.unsat:
+                return best
+            if member is None:  # the generator was interrupted
+                return None
             verdict = self._holds(member, self.opts.run.timeout_s, stop)
             if verdict == "stop":
                 return None

@@ -80,7 +80,9 @@ def resume(syn: Synthesizer, path: str | Path) -> list[Candidate]:
                         "domains, horizon or ccmatic version)", "resume with the same query, library and T, "
                         "or start afresh without --resume")
     try:
-        for cex in data["counterexamples"]:
+        for i, cex in enumerate(data["counterexamples"]):
+            if (why := _cex_shape(syn, cex)) is not None:
+                raise _bad(p, f"counterexample #{i + 1}: {why}")
             syn.prune_recorded(cex)
             syn.cex_log.append(cex)
         stored = [{k: Fraction(v) for k, v in s.items()} for s in data["solutions"]]
@@ -116,6 +118,23 @@ def _read(p: Path) -> dict[str, Any]:
     if not all(isinstance(s, dict) and all(isinstance(v, str) for v in s.values()) for s in data["solutions"]):
         raise _bad(p, "'solutions' must be a list of {hole: value} tables")
     return data
+
+
+def _cex_shape(syn: Synthesizer, cex: object) -> str | None:
+    """Why a stored counterexample is not {values: {name: {flow: [T values]}}, MSS}."""
+    if not isinstance(cex, dict) or not isinstance(cex.get("values"), dict) or "MSS" not in cex:
+        return "not a table with 'values' and 'MSS'"
+    names = set(syn.code.lags) | {n for n, _ in syn.code.outputs}
+    per = cex["values"]
+    if set(per) != names:
+        return f"'values' must hold exactly {', '.join(sorted(names))}"
+    flows = {str(f) for f in range(syn.tr.N)}
+    for name, fl in per.items():
+        if not isinstance(fl, dict) or set(fl) != flows:
+            return f"'{name}' must have one series per flow ({', '.join(sorted(flows))})"
+        if not all(isinstance(xs, list) and len(xs) == syn.tr.T for xs in fl.values()):
+            return f"each series of '{name}' must have T = {syn.tr.T} values"
+    return None
 
 
 def _bad(p: Path, what: str) -> SpecError:

@@ -45,6 +45,8 @@ class Library:
         for p in tries:
             if p.is_file():
                 return p
+        if cand.exists() and not cand.is_dir():  # a FIFO or a device: the reader refuses it by name
+            return cand
         for root in self.roots:
             for p in (root / kind / name, root / kind / (name + ext)):
                 if p.is_file():

@@ -22,7 +22,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.errors import SpecError
+from ccmatic.core.limits import DEFAULT_LIMITS, Limits
 from ccmatic.core.proof import (
     Constant,
     Lemma,
@@ -35,32 +36,19 @@ from ccmatic.core.source import Definition, Source
 from ccmatic.core.units import BYTES, RATE, SECONDS, Unit
 from ccmatic.io.library import Library
 from ccmatic.io.objectives import check_name, read_definitions
-from ccmatic.io.queries import SCENARIO_KEYS, read_scenario
-from ccmatic.io.toml import (
-    TomlDoc,
-    check_keys,
-    read_choice,
-    read_frac,
-    read_str,
-    read_str_list,
-    read_table,
-)
+from ccmatic.io.queries import read_scenario
+from ccmatic.io.schema import CONSTANT, LEMMA, PROGRESS, PROOF, TRANSITION
+from ccmatic.io.toml import TomlDoc, read_frac, read_str, read_table
 
 UNITS: dict[str, Unit | None] = {"1": None, "bytes": BYTES, "seconds": SECONDS, "rate": RATE}
-PROOF_KEYS = SCENARIO_KEYS | {"description", "invariant", "constants", "define", "states", "progress", "lemma",
-                              "transitions", "steady", "objectives", "expect"}
 
 
-def load_proof(path: str | Path, lib: Library) -> Proof:
+def load_proof(path: str | Path, lib: Library, limits: Limits = DEFAULT_LIMITS) -> Proof:
     p = Path(path)
     doc = TomlDoc(p)
     d = doc.data
-    check_keys(doc, d, PROOF_KEYS, "proof")
-    for req in ("cca", "model", "T", "lemma", "states", "steady"):
-        if req not in d:
-            raise SpecError(Loc(str(p), 1, 1), f"proof has no '{req}'",
-                            "a proof names cca, model, T, [states], steady and at least one [[lemma]]")
-    scenario = read_scenario(doc, lib)
+    PROOF.check(doc, d, "proof")
+    scenario = read_scenario(doc, lib, limits)
     constants = _constants(doc)
     with doc.table("define"):
         defines = read_definitions(doc, read_table(doc, "define", d.get("define", {}),
@@ -68,18 +56,16 @@ def load_proof(path: str | Path, lib: Library) -> Proof:
     states = _states(doc, set(constants) | set(defines))
     progress = _progress(doc, set(constants) | set(defines) | set(states))
     lemmas = _lemmas(doc)
-    steady = read_str(doc, "steady", d["steady"])
+    steady = PROOF.read(doc, d, "steady")
     if steady not in states:
         raise doc.err("steady", f"steady state '{steady}' is not one of the states", f"states: {', '.join(states)}")
-    objectives = read_str(doc, "objectives", d["objectives"]) if "objectives" in d else None
+    objectives = PROOF.read(doc, d, "objectives")
     if objectives is not None and (objectives not in defines or defines[objectives].params):
         raise doc.err("objectives", f"objectives = '{objectives}' must name a definition without arguments")
     transitions = _transitions(doc, states, progress, {lem.name for lem in lemmas}, defines, objectives)
-    expect = d.get("expect")
-    if expect is not None:
-        expect = read_choice(doc, "expect", expect, ("proved", "counterexample", "unknown"))
-    invariants = tuple(doc.string_source(x, "invariant") for x in read_str_list(doc, "invariant", d.get("invariant", [])))
-    return Proof(scenario, str(d.get("description", "")), invariants, constants, defines, states, progress,
+    expect = PROOF.read(doc, d, "expect")
+    invariants = tuple(doc.string_source(x, "invariant") for x in PROOF.read(doc, d, "invariant", []))
+    return Proof(scenario, PROOF.read(doc, d, "description", ""), invariants, constants, defines, states, progress,
                  tuple(lemmas), transitions, steady, objectives, expect)
 
 
@@ -95,9 +81,7 @@ def _constants(doc: TomlDoc) -> dict[str, Constant]:
 
 
 def _constant(doc: TomlDoc, name: str, spec: dict[str, Any]) -> Constant:
-    check_keys(doc, spec, {"value", "range", "easier", "unit"}, f"constant '{name}'")
-    if "value" not in spec:
-        raise doc.err(name, f"constant '{name}' has no value")
+    CONSTANT.check(doc, spec, f"constant '{name}'", at=doc.key_loc(name))
     lo = hi = None
     if "range" in spec:
         r = spec["range"]
@@ -106,13 +90,8 @@ def _constant(doc: TomlDoc, name: str, spec: dict[str, Any]) -> Constant:
         lo, hi = read_frac(doc, name, r[0]), read_frac(doc, name, r[1])
         if not lo < hi:
             raise doc.err(name, f"range of '{name}' must have lo < hi, got [{lo}, {hi}]")
-    easier = spec.get("easier")
-    if easier is not None and easier not in ("up", "down"):
-        raise doc.err(name, f"easier must be \"up\" or \"down\", not {easier!r}",
-                      "the direction in which the lemmas using it get weaker")
-    unit_s = spec.get("unit", "1")
-    if unit_s not in UNITS:
-        raise doc.err(name, f"unknown unit {unit_s!r}", f"use one of {', '.join(UNITS)}")
+    easier = CONSTANT.read(doc, spec, "easier", at=doc.key_loc(name))
+    unit_s = CONSTANT.read(doc, spec, "unit", "1", at=doc.key_loc(name))
     return Constant(name, read_frac(doc, name, spec["value"]), lo, hi, easier, UNITS[unit_s], doc.key_loc(name))
 
 
@@ -147,13 +126,13 @@ def _progress(doc: TomlDoc, taken: set[str]) -> dict[str, Progress]:
 def _progress_case(doc: TomlDoc, i: int, pt: Any, taken: set[str]) -> tuple[str, ProgressCase]:
     if not isinstance(pt, dict) or "name" not in pt:
         raise doc.err("progress", f"progress #{i + 1} needs a name")
-    check_keys(doc, pt, {"name", "when", "measures", "keep", "factor", "step", "order"}, "[[progress]]")
-    name = read_str(doc, "name", pt["name"])
+    PROGRESS.check(doc, pt, at=doc.key_loc("name"))
+    name = PROGRESS.read(doc, pt, "name")
     check_name(doc, "name", name, "progress")
     if name in taken:
         raise doc.err("name", f"progress '{name}' clashes with a constant, definition or state")
-    measures = tuple(doc.string_source(x, "measures") for x in read_str_list(doc, "measures", pt.get("measures", [])))
-    keep = tuple(doc.string_source(x, "keep") for x in read_str_list(doc, "keep", pt.get("keep", [])))
+    measures = tuple(doc.string_source(x, "measures") for x in PROGRESS.read(doc, pt, "measures", []))
+    keep = tuple(doc.string_source(x, "keep") for x in PROGRESS.read(doc, pt, "keep", []))
     if not measures:
         raise doc.err("name", f"progress '{name}' has no measures",
                       "list each measure with the bound it improves towards: "
@@ -162,12 +141,8 @@ def _progress_case(doc: TomlDoc, i: int, pt: Any, taken: set[str]) -> tuple[str,
         raise doc.err("name", f"progress '{name}' needs exactly one of factor (×, > 1) or step (+, > 0)")
     factor = doc.string_source(str(pt["factor"]), "factor") if "factor" in pt else None
     step = doc.string_source(str(pt["step"]), "step") if "step" in pt else None
-    when = doc.string_source(read_str(doc, "when", pt["when"]), "when") if "when" in pt else None
-    order = read_str(doc, "order", pt.get("order", "any"))
-    if order not in ("any", "lexicographic"):
-        raise doc.err("order", f"order must be \"any\" or \"lexicographic\", not {order!r}",
-                      "\"any\": one measure improves and none degrades; \"lexicographic\": the "
-                      "measures are ranked as written")
+    when = doc.string_source(PROGRESS.read(doc, pt, "when"), "when") if "when" in pt else None
+    order = PROGRESS.read(doc, pt, "order", "any")
     return name, ProgressCase(when, measures, keep, factor, step, doc.key_loc("name"), order == "lexicographic")
 
 
@@ -200,19 +175,16 @@ def _lemmas(doc: TomlDoc) -> list[Lemma]:
         with doc.table("lemma", i):
             if not isinstance(lt, dict):
                 raise doc.err("lemma", "a [[lemma]] must be a table")
-            check_keys(doc, lt, {"name", "premise", "conclusion", "description"}, "[[lemma]]")
-            for req in ("name", "conclusion"):
-                if req not in lt:
-                    raise doc.err("lemma", f"lemma #{i + 1} has no '{req}'")
-            name = read_str(doc, "name", lt["name"])
+            LEMMA.check(doc, lt, f"lemma #{i + 1}", at=doc.key_loc("lemma"))
+            name = LEMMA.read(doc, lt, "name")
             if any(lem.name == name for lem in out):
                 raise doc.err("name", f"lemma '{name}' is defined twice")
             if "premise" in lt:
-                premise = doc.string_source(read_str(doc, "premise", lt["premise"]), "premise")
+                premise = doc.string_source(LEMMA.read(doc, lt, "premise"), "premise")
             else:  # no premise: the lemma holds from every state
                 premise = Source(str(doc.path), "True", doc.key_loc("name").line, 1)
-            conclusion = doc.string_source(read_str(doc, "conclusion", lt["conclusion"]), "conclusion")
-            out.append(Lemma(name, premise, conclusion, str(lt.get("description", "")), doc.key_loc("name")))
+            conclusion = doc.string_source(LEMMA.read(doc, lt, "conclusion"), "conclusion")
+            out.append(Lemma(name, premise, conclusion, LEMMA.read(doc, lt, "description", ""), doc.key_loc("name")))
     return out
 
 
@@ -237,25 +209,25 @@ def _transition(doc: TomlDoc, sname: str, spec: Any, states: dict[str, Definitio
         raise doc.err(key, f"transition from unknown state '{sname}'", f"states: {', '.join(states)}")
     if not isinstance(spec, dict):
         raise doc.err(key, "a transition must be a table with to, loop and by")
-    check_keys(doc, spec, {"to", "loop", "by", "guarantees"}, f"[{key}]")
-    to = tuple(read_str_list(doc, "to", spec.get("to", [])))
+    TRANSITION.check(doc, spec, f"[{key}]", at=doc.key_loc(key))
+    to = tuple(TRANSITION.read(doc, spec, "to", []))
     for y in to:
         if y not in states:
             raise doc.err("to", f"unknown state '{y}' in to", f"states: {', '.join(states)}")
         if y == sname:
             raise doc.err("to", f"'{sname}' lists itself in to", "a state's self-loop goes in loop")
-    loop = tuple(read_str_list(doc, "loop", spec.get("loop", [])))
+    loop = tuple(TRANSITION.read(doc, spec, "loop", []))
     for name in loop:
         if name not in progress and name != objectives:
             raise doc.err("loop", f"loop entry '{name}' is neither a [[progress]] term nor the objectives",
                           "a self-loop needs progress (at least one improves ∧ none degrades)")
-    by = tuple(read_str_list(doc, "by", spec.get("by", [])))
+    by = tuple(TRANSITION.read(doc, spec, "by", []))
     for name in by:
         if name not in lemmas:
             raise doc.err("by", f"unknown lemma '{name}' in by", f"lemmas: {', '.join(sorted(lemmas))}")
     if not by:
         raise doc.err(key, f"transitions of '{sname}' name no lemma", "by = [\"lemma\", ...]: the lemmas that justify them")
-    guarantees = tuple(read_str_list(doc, "guarantees", spec.get("guarantees", [])))
+    guarantees = tuple(TRANSITION.read(doc, spec, "guarantees", []))
     for name in guarantees:
         if name not in defines or defines[name].params:
             raise doc.err("guarantees", f"'{name}' must name a definition without arguments")

@@ -9,39 +9,27 @@ from pathlib import Path
 from typing import Any
 
 from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.limits import DEFAULT_LIMITS, Limits, delay_error, horizon_error
 from ccmatic.core.objectives import ObjectiveLibrary, ParamValue
 from ccmatic.core.scenario import Initial, Objective, Query, Scenario
 from ccmatic.io.library import Library
 from ccmatic.io.models import apply_model_table, load_model
 from ccmatic.io.objectives import param_value
-from ccmatic.io.toml import (
-    TomlDoc,
-    check_keys,
-    read_bool,
-    read_frac,
-    read_int,
-    read_str,
-    read_table,
-)
+from ccmatic.io.schema import INITIAL, OBJECTIVE, QUERY
+from ccmatic.io.toml import TomlDoc, check_keys, read_frac, read_table
 from ccmatic.spec.source import read_source
 
-SCENARIO_KEYS = {"cca", "model", "T", "start", "periodic", "model_params", "initial", "assume"}
-QUERY_KEYS = SCENARIO_KEYS | {"description", "expect", "objective", "holes", "expect_solutions", "thesis_solutions"}
 
-
-def read_scenario(doc: TomlDoc, lib: Library) -> Scenario:
-    """The scenario of a query or proof file (the one reader of these keys)."""
+def read_scenario(doc: TomlDoc, lib: Library, limits: Limits = DEFAULT_LIMITS) -> Scenario:
+    """The scenario of a query or proof file (the one reader of these keys; their
+    schema is shared by :data:`~ccmatic.io.schema.QUERY` and ``PROOF``)."""
     d, p = doc.data, doc.path
-    for req in ("cca", "model", "T"):
-        if req not in d:
-            raise SpecError(Loc(str(p), 1, 1), f"{'query' if 'lemma' not in d else 'proof'} has no '{req}'",
-                            "name cca = \"...\", model = \"...\" and T = <steps>")
     here = p.parent
-    cca_name = read_str(doc, "cca", d["cca"])
+    cca_name = QUERY.read(doc, d, "cca")
     cca_path = lib.find("templates", cca_name, here)
     if cca_path is None:
         raise doc.err("cca", f"CCA '{cca_name}' not found", "give a path or a name from 'ccmatic list'")
-    model_name = read_str(doc, "model", d["model"])
+    model_name = QUERY.read(doc, d, "model")
     model_path = lib.find("models", model_name, here)
     if model_path is None:
         raise doc.err("model", f"model '{model_name}' not found", "give a path or a name from 'ccmatic list'")
@@ -50,11 +38,20 @@ def read_scenario(doc: TomlDoc, lib: Library) -> Scenario:
         with doc.table("model_params"):
             model = apply_model_table(doc, model, read_table(doc, "model_params", d["model_params"], ""),
                                       "model_params")
-    T = read_int(doc, "T", d["T"], 2)
-    start = read_int(doc, "start", d["start"], 0) if "start" in d else 0
+    T = QUERY.read(doc, d, "T")
+    if (too_long := horizon_error(T, limits)) is not None:
+        raise doc.err("T", too_long, "raise the limit with --max-T if you mean it")
+    if (short := delay_error(model.R, model.D, T)) is not None:
+        params = d.get("model_params")
+        key = next((k for k in ("D", "R") if isinstance(params, dict) and k in params), None)
+        if key is None:
+            raise doc.err("T", short, "give a longer horizon")
+        with doc.table("model_params"):
+            raise doc.err(key, short, "give a longer horizon, or a smaller R or D")
+    start = QUERY.read(doc, d, "start", 0)
     if start >= T - 1:
         raise doc.err("start", f"start = {start} leaves no step before the last one (T = {T})")
-    periodic = read_int(doc, "periodic", d["periodic"], 1) if "periodic" in d else None
+    periodic = QUERY.read(doc, d, "periodic")
     if periodic is not None and periodic >= T:
         raise doc.err("periodic", f"periodic = {periodic} must be smaller than T = {T}")
     assumptions: list[Any] = []
@@ -74,26 +71,23 @@ def read_initial(doc: TomlDoc) -> Initial:
         return Initial()
     with doc.table("initial"):
         it = read_table(doc, "initial", it, "[initial] holds beliefs_consistent and no_initial_loss")
-        check_keys(doc, it, {"beliefs_consistent", "no_initial_loss"}, "[initial]")
-        return Initial(**{k: read_bool(doc, k, v) for k, v in it.items()})
+        INITIAL.check(doc, it)
+        return Initial(**{k: INITIAL.read(doc, it, k) for k in it})
 
 
-def load_query(path: str | Path, lib: Library, objectives: ObjectiveLibrary) -> Query:
+def load_query(path: str | Path, lib: Library, objectives: ObjectiveLibrary, limits: Limits = DEFAULT_LIMITS) -> Query:
     p = Path(path)
     doc = TomlDoc(p)
     d = doc.data
-    check_keys(doc, d, QUERY_KEYS, "query")
-    scenario = read_scenario(doc, lib)
-    expect = d.get("expect")
-    if expect is not None and expect not in ("proved", "counterexample", "unknown"):
-        raise doc.err("expect", f"expect must be proved, counterexample or unknown, not {expect!r}")
+    QUERY.check(doc, d, "query")
+    scenario = read_scenario(doc, lib, limits)
+    expect = QUERY.read(doc, d, "expect")
     objs = [read_objective(doc, i, o, objectives) for i, o in enumerate(_objective_tables(doc))]
     if not objs:
         raise SpecError(Loc(str(p), 1, 1), "query has no [[objective]]", "add at least one objective to check")
     return Query(
-        scenario, tuple(objs), description=str(d.get("description", "")), expect=expect, holes=_holes(doc),
-        expect_solutions=read_int(doc, "expect_solutions", d["expect_solutions"], 0) if "expect_solutions" in d else None,
-        thesis_solutions=read_int(doc, "thesis_solutions", d["thesis_solutions"], 0) if "thesis_solutions" in d else None,
+        scenario, tuple(objs), description=QUERY.read(doc, d, "description", ""), expect=expect, holes=_holes(doc),
+        expect_solutions=QUERY.read(doc, d, "expect_solutions"), thesis_solutions=QUERY.read(doc, d, "thesis_solutions"),
         library=objectives)
 
 
@@ -115,13 +109,13 @@ def read_objective(doc: TomlDoc, i: int, o: Any, lib: ObjectiveLibrary) -> Objec
             close = difflib.get_close_matches(str(kind), allowed, n=1)
             raise doc.err("kind", f"unknown objective kind '{kind}'",
                           f"did you mean '{close[0]}'?" if close else f"use one of {', '.join(allowed)}")
-        label = str(o.get("label", kind))
+        label = OBJECTIVE.read(doc, o, "label", kind)
         loc = doc.key_loc("kind")
         if kind == "expr":
-            check_keys(doc, o, {"kind", "label", "expr"}, "objective 'expr'")
+            OBJECTIVE.check(doc, o, "objective 'expr'")
             if "expr" not in o:
                 raise doc.err("kind", "objective 'expr' needs 'expr'", "write expr = \"<formula>\"")
-            return Objective(kind, {}, loc, doc.string_source(read_str(doc, "expr", o["expr"]), "expr"), label)
+            return Objective(kind, {}, loc, doc.string_source(OBJECTIVE.read(doc, o, "expr"), "expr"), label)
         spec = lib.kinds[kind]
         check_keys(doc, o, {"kind", "label", *spec.params}, f"objective '{kind}'")
         params: dict[str, ParamValue] = {k: param_value(doc, k, v, spec.params[k])

@@ -32,6 +32,10 @@ class TomlDoc:
             msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e))
             loc = Loc(str(path), int(m.group(1)), int(m.group(2))) if m else Loc(str(path))
             raise SpecError(loc, f"invalid TOML: {msg}", "see https://toml.io for the syntax") from None
+        except (ValueError, RecursionError, MemoryError) as e:  # e.g. Python's int digit limit
+            why = str(e).split(";")[0] or type(e).__name__
+            raise SpecError(Loc(str(path)), f"cannot read this TOML: {why}",
+                            "numbers are limited to 4,300 digits; nesting to a few thousand levels") from None
 
     def _pos(self, offset: int) -> tuple[int, int]:
         line = self.text.count("\n", 0, offset) + 1

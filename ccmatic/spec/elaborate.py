@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from fractions import Fraction
 
 from ccmatic.core.errors import SpecError
+from ccmatic.core.limits import MAX_UNROLL
 from ccmatic.core.units import (
     COUNT,
     Unit,
@@ -141,12 +142,16 @@ class Elaborator:
             bounds.append(v)
         if len(bounds) == 3 and bounds[2] == 0:
             raise self.err(it.args[2], "range() step must not be zero")
-        return g.target.id, range(*bounds)
+        if len(values := range(*bounds)) > MAX_UNROLL:
+            raise self.err(it, f"range of {len(values):,} values: comprehensions unroll to {MAX_UNROLL:,} terms at most")
+        return g.target.id, values
 
     def _unroll(self, node: ast.GeneratorExp | ast.ListComp) -> Iterator[None]:
         gens = node.generators
+        count = 0
 
         def rec(i: int) -> Iterator[None]:
+            nonlocal count
             if i == len(gens):
                 yield None
                 return
@@ -156,6 +161,8 @@ class Elaborator:
             for value in values:
                 self.loop_vars[name] = value
                 if all(self._filter(cond) for cond in g.ifs):
+                    if (count := count + 1) > MAX_UNROLL:
+                        raise self.err(node, f"the comprehension unrolls to more than {MAX_UNROLL:,} terms")
                     yield from rec(i + 1)
             if old is None:
                 self.loop_vars.pop(name, None)

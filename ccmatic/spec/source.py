@@ -15,6 +15,7 @@ import tokenize
 from pathlib import Path
 
 from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.limits import MAX_DEPTH, MAX_FILE_BYTES
 from ccmatic.core.source import Source
 
 IMPLIES = "__implies__"
@@ -22,9 +23,18 @@ HOLE_PREFIX = "__hole__"
 
 
 def read_source(path: str | Path, what: str = "file") -> str:
-    """Read a user file as UTF-8 text; every failure is a one-line :class:`SpecError`."""
+    """Read a user file as UTF-8 text; every failure is a one-line :class:`SpecError`.
+    Only regular files up to :data:`MAX_FILE_BYTES` are read (a FIFO or a device
+    such as /dev/zero would block or never end)."""
+    p = Path(path)
     try:
-        return Path(path).read_text(encoding="utf-8")
+        if p.exists() and not p.is_file():
+            kind = "a folder" if p.is_dir() else "not a regular file"
+            raise SpecError(Loc(str(path)), f"{what} is {kind}", "give the path of a text file")
+        size = p.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise SpecError(Loc(str(path)), f"{what} is {size:,} bytes, over the limit of {MAX_FILE_BYTES:,}")
+        return p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SpecError(Loc(str(path)), f"{what} not found", "check the path, or run 'ccmatic list'") from None
     except UnicodeDecodeError as e:
@@ -183,7 +193,24 @@ def parse(src: Source, mode: str) -> ast.AST:
     """Parse prepared source; ``mode`` is 'exec' (programs) or 'eval' (expressions)."""
     text = prepare(src)
     try:
-        return ast.parse(text, filename=src.file, mode=mode)
+        tree = ast.parse(text, filename=src.file, mode=mode)
     except SyntaxError as e:
-        msg = e.msg or "syntax error"
+        msg = (e.msg or "syntax error").split(";")[0]  # Python's digit-limit message runs on
         raise SpecError(src.loc(e.lineno, (e.offset or 1) - 1), f"syntax error: {msg}") from None
+    except (MemoryError, RecursionError):  # CPython's parser stack (about 6,000 nested levels)
+        raise SpecError(src.loc(1, 0), "too deeply nested for Python's parser (it takes about 5,000 elif "
+                        "branches or nested levels)", "split the chain into steps with temporaries") from None
+    check_depth(src, tree)
+    return tree
+
+
+def check_depth(src: Source, tree: ast.AST) -> None:
+    """Refuse a tree nested deeper than :data:`MAX_DEPTH` (measured without recursion)."""
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            line, col = getattr(node, "lineno", 1), getattr(node, "col_offset", 0)
+            raise SpecError(src.loc(line, col), f"nested more than {MAX_DEPTH:,} levels deep",
+                            "split long elif chains or sums into steps with temporaries")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))

@@ -24,6 +24,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from typing import Any, Protocol, TypeVar
 
 from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.limits import deep_recursion
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -102,6 +103,7 @@ def _worker_init() -> None:
     """Workers leave Ctrl-C to the parent (which stops them), so that a terminal's
     SIGINT to the whole process group does not print a traceback per worker."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    deep_recursion()
 
 
 class LocalExecutor:

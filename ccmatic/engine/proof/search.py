@@ -28,6 +28,7 @@ from typing import Any
 import z3
 
 from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.limits import MAX_BISECTIONS
 from ccmatic.core.options import RunOptions
 from ccmatic.core.proof import Proof
 from ccmatic.core.results import ConcreteTrace, Verdict, trace_from_json, trace_to_json
@@ -168,6 +169,9 @@ class Searcher:
             raise SpecError(Loc("--lo"), f"the range must have lo < hi, got [{lo}, {hi}]")
         if tol <= 0:
             raise SpecError(Loc("--tol"), "the tolerance must be positive")
+        if (hi - lo) / tol > 2**MAX_BISECTIONS:
+            raise SpecError(Loc("--tol"), f"--tol {tol} asks the range [{lo}, {hi}] to shrink over "
+                            f"2^{MAX_BISECTIONS}-fold (about {MAX_BISECTIONS * 3 // 2} probes)", f"give --tol at least {(hi - lo) / 2**MAX_BISECTIONS}")
         easy_end, hard_end = (lo, hi) if self.const.easier == "down" else (hi, lo)
         notes: list[str] = []
         unknown: list[Fraction] = []
