@@ -170,3 +170,10 @@ def test_checkpoint_with_a_malformed_counterexample(tmp_path: Path) -> None:
     data["counterexamples"][0] = {"values": {}, "MSS": "1"}
     ck.write_text(json.dumps(data))
     refused("synth", G1, "--resume", ck, where=str(ck), words=("'values' must hold",))
+
+
+# -- plain bugs ----------------------------------------------------------------------------------
+
+def test_expr_objective_without_expr(tmp_path: Path) -> None:
+    p = _query_with(tmp_path, 'kind = "utilization"\nmin = 0.5', 'kind = "expr"')
+    refused("verify", p, where=str(p), words=("needs 'expr'",))
