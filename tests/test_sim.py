@@ -28,10 +28,11 @@ from ccmatic.engine.verify import verify
 from ccmatic.io.library import Library
 from ccmatic.io.objectives import load_objectives
 from ccmatic.io.queries import load_query
-from ccmatic.sim.fine import Flow, SimConfig, simulate
+from ccmatic.sim.fine import simulate
 from ccmatic.sim.grid import Task, check_bounds, run_task
 from ccmatic.sim.links import Link
 from ccmatic.sim.metrics import metrics
+from ccmatic.sim.records import Flow, SimConfig
 from ccmatic.sim.replay import replay, replay_problem
 from ccmatic.spec.cca import load_cca
 

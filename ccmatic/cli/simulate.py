@@ -24,9 +24,10 @@ from ccmatic.core.limits import (
 )
 from ccmatic.io.library import Library
 from ccmatic.io.sim_plots import plot_run
-from ccmatic.sim.fine import Flow, SimConfig, simulate
+from ccmatic.sim.fine import simulate
 from ccmatic.sim.links import LINK_KINDS, Link, LinkKind
 from ccmatic.sim.metrics import metrics
+from ccmatic.sim.records import Flow, SimConfig
 from ccmatic.spec.cca import CcaProgram, load_cca
 
 MODEL_ALIASES: dict[str, LinkKind] = {"ideal": "ideal", "cbr_delay": "cbr_delay", "cbr-delay": "cbr_delay",

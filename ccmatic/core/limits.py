@@ -61,12 +61,12 @@ def delay_error(R: int, D: int, T: int) -> str | None:
 MAX_FLOWS = 64
 #: local worker processes: at most this many per core
 JOBS_PER_CORE = 4
-#: simulator: ticks of one run (R/20 each; about 110,000 ticks per second of wall
-#: time for one flow), ticks × flows (the recorded series take up to about 400 bytes
-#: per tick and flow: 10,000,000 ticks of one flow peaked at 3.9 GB), and flows
+#: simulator: ticks of one run (R/20 each; about 140,000 ticks per second of wall
+#: time for one flow), ticks × flows (the recorded series take up to about 200 bytes
+#: per tick and flow: 10,000,000 ticks of one flow peak at 1.7 GB), and flows
 MAX_SIM_TICKS = 10_000_000
 MAX_SIM_CELLS = 10_000_000
-SIM_BYTES_PER_CELL = 400
+SIM_BYTES_PER_CELL = 200
 MAX_SIM_FLOWS = 1_000
 #: numbers given on the command line (constants, grids, rates): magnitude at most
 #: 10^15 and, when not 0, at least 10^-15; beyond that floats overflow and no

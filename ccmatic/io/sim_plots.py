@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ccmatic.core.errors import Loc, SpecError
-from ccmatic.sim.fine import SimResult
+from ccmatic.sim.records import SimResult
 
 
 def _check(path: str | Path) -> Path:
@@ -56,9 +56,9 @@ def plot_run(res: SimResult, path: str | Path) -> Path:
         a2.legend(fontsize=7)
     a2.set_ylabel("queue (BDP)")
     for f, samples in enumerate(res.rtt_samples):
-        if samples:
-            s = np.array(samples)
-            a3.plot(s[:, 0], s[:, 1] * 1000, lw=0.6, label=f"flow {f}")
+        if len(samples):
+            a3.plot(np.frombuffer(samples.time, dtype=float), np.frombuffer(samples.rtt, dtype=float) * 1000,
+                    lw=0.6, label=f"flow {f}")
     a3.set_ylabel("RTT (ms)")
     a3.set_xlabel("time (s)")
     for a in (a1, a2, a3):

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -38,7 +37,8 @@ from ccmatic.core.quantities import ACK_CLOCKED, OBSERVATIONS, OUTPUTS, QUANTITI
 from ccmatic.semantics import beliefs, qdel
 from ccmatic.semantics.cca import initial_values, run_step
 from ccmatic.semantics.domain import FLOAT
-from ccmatic.sim.links import AckDelay, Link
+from ccmatic.sim.links import AckDelay
+from ccmatic.sim.records import Flow, FlowRecord, RttSamples, SimConfig, SimResult
 from ccmatic.spec import ir
 from ccmatic.spec.cca import CcaProgram
 
@@ -47,60 +47,6 @@ if TYPE_CHECKING:
 
 CCA_T = 10  # the horizon a CCA file sees as T (Copa's delay buckets, 'qdel unknown')
 Value = float | bool
-
-
-@dataclass(frozen=True)
-class Flow:
-    """One sender: its CCA, RTprop R (s) and start time (s)."""
-
-    cca: CcaProgram
-    R: float
-    start: float = 0.0
-    holes: tuple[tuple[str, Fraction], ...] = ()
-
-
-@dataclass(frozen=True)
-class SimConfig:
-    link: Link
-    flows: tuple[Flow, ...]
-    duration: float
-    mss: float = 1500.0
-    seed: int = 0
-    ticks_per_rtt: int = 20
-    belief_period: int = 10  # steps between belief timeouts (thesis §4.1.1.2: 10 R)
-    init_cwnd_pkts: float = 10.0
-    init_rate_pkts: float = 10.0  # per RTprop, before the CCA's first step
-
-
-@dataclass
-class FlowRecord:
-    """Per-step values of one flow (index k: the step starting at time[k])."""
-
-    time: list[float] = field(default_factory=list)
-    rate: list[float] = field(default_factory=list)   # bytes/s (nan: not set)
-    cwnd: list[float] = field(default_factory=list)   # bytes (nan: not set)
-    A: list[float] = field(default_factory=list)
-    S: list[float] = field(default_factory=list)      # ACKed by time[k]
-    L: list[float] = field(default_factory=list)
-    Ld: list[float] = field(default_factory=list)
-    c_lo: list[float] = field(default_factory=list)   # bytes/s (nan: none yet)
-    c_hi: list[float] = field(default_factory=list)   # bytes/s
-    c_lo_lambda: list[float] = field(default_factory=list)  # bytes/s
-    qdel_lo: list[float] = field(default_factory=list)  # s
-    rtt: list[float] = field(default_factory=list)    # latest RTT sample (s; nan: none yet)
-    state: dict[str, list[float]] = field(default_factory=dict)
-
-
-@dataclass
-class SimResult:
-    config: SimConfig
-    dt: float
-    queue: np.ndarray            # bytes, per tick (after service)
-    delivered: np.ndarray        # bytes per tick per flow (shape ticks x N)
-    sent: np.ndarray             # bytes per tick per flow
-    lost: np.ndarray             # bytes per tick per flow
-    rtt_samples: list[list[tuple[float, float]]]  # per flow: (time, RTT)
-    flows: list[FlowRecord]
 
 
 class _Beliefs:
@@ -330,7 +276,7 @@ def simulate(cfg: SimConfig) -> SimResult:
     delivered = np.zeros((ticks, N))
     sent = np.zeros((ticks, N))
     lost = np.zeros((ticks, N))
-    rtts: list[list[tuple[float, float]]] = [[] for _ in range(N)]
+    rtts = [RttSamples() for _ in range(N)]
     for i in range(ticks):
         now = i * dt
         for f, snd in enumerate(senders):
@@ -340,7 +286,7 @@ def simulate(cfg: SimConfig) -> SimResult:
                 snd.S_ack = cum
                 snd.last_rtt = at - sent_at
                 snd.last_delay = max(0.0, at - sent_at - snd.flow.R)
-                rtts[f].append((at, at - sent_at))
+                rtts[f].append(at, at - sent_at)
         offered = [0.0] * N
         for f, snd in enumerate(senders):
             if not snd.active(i):

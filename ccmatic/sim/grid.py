@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-from ccmatic.sim.fine import Flow, SimConfig, SimResult, simulate
+from ccmatic.sim.fine import simulate
 from ccmatic.sim.links import Link, LinkKind
 from ccmatic.sim.metrics import metrics
+from ccmatic.sim.records import Flow, SimConfig, SimResult
 from ccmatic.spec.cca import load_cca
 
 GRID_C = (24.0, 48.0, 96.0)                  # Mbit/s

@@ -20,7 +20,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from ccmatic.sim.fine import SimResult
+from ccmatic.sim.records import SimResult
 
 if TYPE_CHECKING:
     import numpy as np
@@ -126,12 +126,13 @@ def metrics(res: SimResult, warmup: float = 0.0) -> Metrics:
     flows: list[FlowMetrics] = []
     for f, fl in enumerate(cfg.flows):
         thr = float(deliv[:, f].sum()) / span if span > 0 else 0.0
-        samples = [r for (t, r) in res.rtt_samples[f] if t >= warmup]
-        rm = float(np.mean(samples)) if samples else math.nan
-        rx = float(np.max(samples)) if samples else math.nan
+        rs = res.rtt_samples[f]
+        samples = np.frombuffer(rs.rtt, dtype=float)[np.frombuffer(rs.time, dtype=float) >= warmup]
+        rm = float(np.mean(samples)) if len(samples) else math.nan
+        rx = float(np.max(samples)) if len(samples) else math.nan
         s_f = float(res.sent[i0:, f].sum())
         ev = _episodes(res.lost[i0:, f], max(1, round(fl.R / dt)))
-        flows.append(FlowMetrics(thr, thr / C, rm, rx, rm / fl.R if samples else math.nan,
+        flows.append(FlowMetrics(thr, thr / C, rm, rx, rm / fl.R if len(samples) else math.nan,
                                  float(res.lost[i0:, f].sum()) / s_f if s_f > 0 else 0.0,
                                  ev, ev / (s_f / cfg.mss) if s_f > 0 else 0.0))
     return Metrics(

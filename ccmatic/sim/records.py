@@ -1,0 +1,85 @@
+"""The simulator's input and output records: flows and the run's configuration,
+and what a run records (per tick, per step and per RTT sample)."""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from ccmatic.sim.links import Link
+from ccmatic.spec.cca import CcaProgram
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass(frozen=True)
+class Flow:
+    """One sender: its CCA, RTprop R (s) and start time (s)."""
+
+    cca: CcaProgram
+    R: float
+    start: float = 0.0
+    holes: tuple[tuple[str, Fraction], ...] = ()
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    link: Link
+    flows: tuple[Flow, ...]
+    duration: float
+    mss: float = 1500.0
+    seed: int = 0
+    ticks_per_rtt: int = 20
+    belief_period: int = 10  # steps between belief timeouts (thesis §4.1.1.2: 10 R)
+    init_cwnd_pkts: float = 10.0
+    init_rate_pkts: float = 10.0  # per RTprop, before the CCA's first step
+
+
+@dataclass
+class FlowRecord:
+    """Per-step values of one flow (index k: the step starting at time[k])."""
+
+    time: list[float] = field(default_factory=list)
+    rate: list[float] = field(default_factory=list)   # bytes/s (nan: not set)
+    cwnd: list[float] = field(default_factory=list)   # bytes (nan: not set)
+    A: list[float] = field(default_factory=list)
+    S: list[float] = field(default_factory=list)      # ACKed by time[k]
+    L: list[float] = field(default_factory=list)
+    Ld: list[float] = field(default_factory=list)
+    c_lo: list[float] = field(default_factory=list)   # bytes/s (nan: none yet)
+    c_hi: list[float] = field(default_factory=list)   # bytes/s
+    c_lo_lambda: list[float] = field(default_factory=list)  # bytes/s
+    qdel_lo: list[float] = field(default_factory=list)  # s
+    rtt: list[float] = field(default_factory=list)    # latest RTT sample (s; nan: none yet)
+    state: dict[str, list[float]] = field(default_factory=dict)
+
+
+@dataclass
+class RttSamples:
+    """One flow's RTT samples, packed (16 bytes a sample: a long run takes
+    millions of them)."""
+
+    time: array[float] = field(default_factory=lambda: array("d"))  # s
+    rtt: array[float] = field(default_factory=lambda: array("d"))   # s
+
+    def append(self, t: float, rtt: float) -> None:
+        self.time.append(t)
+        self.rtt.append(rtt)
+
+    def __len__(self) -> int:
+        return len(self.rtt)
+
+
+@dataclass
+class SimResult:
+    config: SimConfig
+    dt: float
+    queue: np.ndarray            # bytes, per tick (after service)
+    delivered: np.ndarray        # bytes per tick per flow (shape ticks x N)
+    sent: np.ndarray             # bytes per tick per flow
+    lost: np.ndarray             # bytes per tick per flow
+    rtt_samples: list[RttSamples]  # per flow
+    flows: list[FlowRecord]
