@@ -61,7 +61,7 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.constant not in proof.constants:
         raise SpecError(Loc("--constant"), f"no constant named '{args.constant}'",
                         f"constants: {', '.join(proof.constants) or '(none)'}")
-    jobs_arg(args, 1)
+    jobs = jobs_arg(args, default_jobs())
     c = proof.constants[args.constant]
     s = Searcher(proof, args.lemma, args.constant, opts, ResultCache(output_dir("--cache", args.cache)) if args.cache else None, args.easier)
 
@@ -74,7 +74,6 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         vals = [frac_arg("--grid", x) for x in args.grid.split(",") if x.strip()]
         if not vals:
             raise SpecError(Loc("--grid"), "the grid is empty", "e.g. --grid 0.5,0.6,0.7")
-        jobs = args.jobs if args.jobs is not None else default_jobs()
         ex = executor(args, jobs) if (jobs > 1 or args.executor != "local") else None
         if ex is None and jobs > 1:
             ex = LocalExecutor(jobs)

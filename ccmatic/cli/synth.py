@@ -48,8 +48,7 @@ def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     outdir = output_dir("--out", args.out) if args.out else None
     if args.checkpoint:
         output_file("--checkpoint", args.checkpoint)
-    jobs_arg(args, 1)
-    if args.jobs > 1 or args.executor != "local":
+    if jobs_arg(args, 1) > 1 or args.executor != "local":
         if args.checkpoint or args.resume:
             raise SpecError(Loc("--checkpoint" if args.checkpoint else "--resume"),
                             "checkpoints are for sequential synthesis", "drop --jobs/--executor, or the checkpoint")

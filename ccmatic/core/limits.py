@@ -81,5 +81,6 @@ def magnitude_error(x: Fraction) -> str | None:
     """Why a number is out of the range ccmatic accepts, or None."""
     v = abs(x)
     if v > MAX_MAGNITUDE or (v != 0 and v < Fraction(1, MAX_MAGNITUDE)):
-        return "its magnitude is outside [1e-15, 1e15]"
+        k = len(str(MAX_MAGNITUDE)) - 1
+        return f"its magnitude is outside [1e-{k}, 1e{k}]"
     return None

@@ -15,21 +15,21 @@ from ccmatic.core.scenario import Initial, Objective, Query, Scenario
 from ccmatic.io.library import Library
 from ccmatic.io.models import apply_model_table, load_model
 from ccmatic.io.objectives import param_value
-from ccmatic.io.schema import INITIAL, OBJECTIVE, QUERY
+from ccmatic.io.schema import INITIAL, OBJECTIVE, QUERY, SCENARIO
 from ccmatic.io.toml import TomlDoc, check_keys, read_frac, read_table
 from ccmatic.spec.source import read_source
 
 
 def read_scenario(doc: TomlDoc, lib: Library, limits: Limits = DEFAULT_LIMITS) -> Scenario:
-    """The scenario of a query or proof file (the one reader of these keys; their
-    schema is shared by :data:`~ccmatic.io.schema.QUERY` and ``PROOF``)."""
+    """The scenario of a query or proof file: the one reader of the keys of
+    :data:`~ccmatic.io.schema.SCENARIO`, which ``QUERY`` and ``PROOF`` both hold."""
     d, p = doc.data, doc.path
     here = p.parent
-    cca_name = QUERY.read(doc, d, "cca")
+    cca_name = SCENARIO.read(doc, d, "cca")
     cca_path = lib.find("templates", cca_name, here)
     if cca_path is None:
         raise doc.err("cca", f"CCA '{cca_name}' not found", "give a path or a name from 'ccmatic list'")
-    model_name = QUERY.read(doc, d, "model")
+    model_name = SCENARIO.read(doc, d, "model")
     model_path = lib.find("models", model_name, here)
     if model_path is None:
         raise doc.err("model", f"model '{model_name}' not found", "give a path or a name from 'ccmatic list'")
@@ -38,7 +38,7 @@ def read_scenario(doc: TomlDoc, lib: Library, limits: Limits = DEFAULT_LIMITS) -
         with doc.table("model_params"):
             model = apply_model_table(doc, model, read_table(doc, "model_params", d["model_params"], ""),
                                       "model_params")
-    T = QUERY.read(doc, d, "T")
+    T = SCENARIO.read(doc, d, "T")
     if (too_long := horizon_error(T, limits)) is not None:
         raise doc.err("T", too_long, "raise the limit with --max-T if you mean it")
     if (short := delay_error(model.R, model.D, T)) is not None:
@@ -48,10 +48,10 @@ def read_scenario(doc: TomlDoc, lib: Library, limits: Limits = DEFAULT_LIMITS) -
             raise doc.err("T", short, "give a longer horizon")
         with doc.table("model_params"):
             raise doc.err(key, short, "give a longer horizon, or a smaller R or D")
-    start = QUERY.read(doc, d, "start", 0)
+    start = SCENARIO.read(doc, d, "start", 0)
     if start >= T - 1:
         raise doc.err("start", f"start = {start} leaves no step before the last one (T = {T})")
-    periodic = QUERY.read(doc, d, "periodic")
+    periodic = SCENARIO.read(doc, d, "periodic")
     if periodic is not None and periodic >= T:
         raise doc.err("periodic", f"periodic = {periodic} must be smaller than T = {T}")
     assumptions: list[Any] = []

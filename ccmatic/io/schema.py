@@ -11,7 +11,6 @@ it with the schema of the nested table.
 
 from __future__ import annotations
 
-import difflib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from ccmatic.core.limits import MAX_FLOWS, MAX_T
 from ccmatic.core.model import BeliefTimeouts, Buffer
 from ccmatic.io.toml import (
     TomlDoc,
+    check_keys,
     read_bool,
     read_choice,
     read_frac,
@@ -64,18 +64,11 @@ class Schema:
     def keys(self) -> set[str]:
         return {f.key for f in self.fields}
 
-    def check(self, doc: TomlDoc, table: dict[str, Any], where: str | None = None,
-              extra: tuple[str, ...] = (), at: Loc | None = None) -> None:
+    def check(self, doc: TomlDoc, table: dict[str, Any], where: str | None = None, at: Loc | None = None) -> None:
         """Unknown keys (with the nearest known key as hint) and missing required keys.
         ``at``: where the table is (for a missing key, or a key of an inline table)."""
         where = where or self.title
-        allowed = sorted(self.keys | set(extra))
-        for k in table:
-            if k not in allowed:
-                close = difflib.get_close_matches(k, allowed, n=1)
-                loc = doc.key_loc(k)
-                raise SpecError(at if at is not None and loc.line <= 0 else loc, f"unknown key '{k}' in {where}",
-                              f"did you mean '{close[0]}'?" if close else f"allowed: {', '.join(allowed)}")
+        check_keys(doc, table, self.keys, where, at)
         for f in self.fields:
             if f.required and f.key not in table:
                 raise SpecError(at or Loc(str(doc.path), 1, 1), f"{where} has no '{f.key}'",
@@ -204,7 +197,7 @@ MODEL = Schema("model file, and a query's or proof's [model_params]", (
           "dupacks (CCAC) or one RTT later (the prototype)", choice("dupack", "oracle")),
 ))
 
-_SCENARIO = (
+SCENARIO = Schema("scenario (the keys a query and a proof share)", (
     Field("cca", "string", "a name from 'ccmatic list' or a path", "required", "the CCA or template (.cca)", string),
     Field("model", "string", "a name from 'ccmatic list' or a path", "required", "the network model", string),
     Field("T", "integer", f"2 … {MAX_T} (--max-T raises it)", "required", "horizon: steps 0 … T − 1", integer(2)),
@@ -217,7 +210,7 @@ _SCENARIO = (
     Field("description", "string", "", "\"\"", "one line shown by 'ccmatic list'", string),
     Field("expect", "string", "\"proved\", \"counterexample\", \"unknown\"", "none",
           "the golden verdict the test suite checks", choice("proved", "counterexample", "unknown")),
-)
+))
 
 INITIAL = Schema("[initial]", (
     Field("beliefs_consistent", "boolean", "", "false", "beliefs start consistent with the link (see above)", boolean),
@@ -225,7 +218,7 @@ INITIAL = Schema("[initial]", (
 ))
 
 QUERY = Schema("query file (queries/**/*.toml)", (
-    *_SCENARIO,
+    *SCENARIO.fields,
     Field("objective", "list of tables", "see [[objective]]", "required", "the property: their conjunction", None),
     Field("holes", "table", "name = [numbers, distinct]", "none", "synthesis: each hole's domain", None),
     Field("expect_solutions", "integer", "≥ 0", "none", "synthesis: golden solution count", integer(0)),
@@ -240,7 +233,7 @@ OBJECTIVE = Schema("[[objective]]", (
 ), note="Any other key is a parameter of the kind (listed by `ccmatic list`, defined in objectives/standard.toml).")
 
 PROOF = Schema("proof file (proofs/*.toml)", (
-    *_SCENARIO,
+    *SCENARIO.fields,
     Field("invariant", "string or list", "formulas of step t", "[]", "assumed at start, checked at the last step",
           strings),
     Field("constants", "table", "name = number or [constants.name] table", "none", "the proof's constants", None),

@@ -128,12 +128,15 @@ def read_str(doc: TomlDoc, key: str, v: Any) -> str:
     return v
 
 
-def check_keys(doc: TomlDoc, table: dict[str, Any], allowed: set[str], where: str) -> None:
+def check_keys(doc: TomlDoc, table: dict[str, Any], allowed: set[str], where: str, at: Loc | None = None) -> None:
+    """Unknown keys, with the nearest known key as hint; an unknown key of an inline
+    table (not on a line of its own) is reported ``at`` the table, when given."""
     for k in table:
         if k not in allowed:
             close = difflib.get_close_matches(k, sorted(allowed), n=1)
-            raise doc.err(k, f"unknown key '{k}' in {where}",
-                          f"did you mean '{close[0]}'?" if close else f"allowed: {', '.join(sorted(allowed))}")
+            loc = doc.key_loc(k)
+            raise SpecError(at if at is not None and loc.line <= 0 else loc, f"unknown key '{k}' in {where}",
+                            f"did you mean '{close[0]}'?" if close else f"allowed: {', '.join(sorted(allowed))}")
 
 
 
