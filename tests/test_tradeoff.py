@@ -264,7 +264,7 @@ def test_add_parser_wiring() -> None:
     common.add_argument("--json", action="store_true")
     top = argparse.ArgumentParser(prog="ccmatic")
     sub = top.add_subparsers(dest="command", required=True)
-    add_parser(sub, common)
+    add_parser(sub, common, "loss vs convergence time")
     args = top.parse_args(["tradeoff", "--loss", "C", "--loss", "1", "--C0", "1/2", "--beta-s", "0.5",
                            "--C", "1,2", "--json"])
     assert args.handler is cmd_tradeoff and args.loss == ["C", "1"] and args.beta_s == "0.5"

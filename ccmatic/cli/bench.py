@@ -1,18 +1,21 @@
-"""``ccmatic bench``: one row per query or proof — wall, encode and solve seconds and
-the verdict (verify), iterations, solutions, generator and verifier seconds (synth),
-or per-lemma times (prove).  Each row runs in a fresh process: Z3's global state
-left by one question changes the solver's path on the next.  The times are
-in-process phase times of that process; ``wall_s`` is the row's own time, not
-process start to exit."""
+"""``ccmatic bench``: one row per query or proof, timed the way a user waits for it.
+
+Each row runs the real command (``ccmatic verify|synth|prove FILE --json``) in its own
+process, ``--repeat`` times; ``process_s`` is the median wall time from process start
+to exit (interpreter start-up, imports, loading, solving, output), and the row's other
+figures are the in-process phase times that command reports in its JSON, from the run
+with the median wall time.  A fresh process per run also keeps Z3's global state from
+one question from steering the solver on the next."""
 
 from __future__ import annotations
 
 import argparse
-import io
 import json
-import multiprocessing
+import os
+import statistics
+import subprocess
+import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -21,19 +24,14 @@ from ccmatic.cli.common import (
     EXIT_OK,
     Subparsers,
     library,
-    load_proof_arg,
     load_query_arg,
     resolve_query,
-    run_options,
     solver_options,
 )
-from ccmatic.cli.synth import synth_options
 from ccmatic.core.errors import Loc, SpecError
-from ccmatic.engine.cegis import Synthesizer
-from ccmatic.engine.parallel.executor import LocalExecutor
-from ccmatic.engine.parallel.synth import synthesize_parallel
-from ccmatic.engine.proof.prove import default_jobs, prove
-from ccmatic.engine.verify import query_cca, verify
+from ccmatic.core.files import output_file
+from ccmatic.engine.verify import query_cca
+from ccmatic.io.plot import plot_bench
 from ccmatic.io.toml import TomlDoc
 
 
@@ -61,22 +59,127 @@ def _files(args: argparse.Namespace) -> list[Path]:
     return files
 
 
+def _kind(args: argparse.Namespace, p: Path) -> str:
+    """prove, synth or verify; input errors surface here, as one line."""
+    if is_proof(p):
+        return "prove"
+    return "synth" if query_cca(load_query_arg(args, str(p))).is_template else "verify"
+
+
+def _horizons(text: str | None) -> list[int | None]:
+    """``--horizons 3-11`` or ``3,5,7``: one row per horizon (None: the file's)."""
+    if text is None:
+        return [None]
+    try:
+        if "-" in text:
+            lo, hi = (int(x) for x in text.split("-", 1))
+            out = list(range(lo, hi + 1))
+        else:
+            out = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise SpecError(Loc("--horizons"), f"expected horizons like 3-11 or 3,5,7, got {text!r}") from None
+    if not out or min(out) < 2:
+        raise SpecError(Loc("--horizons"), f"horizons must be at least 2, got {text!r}")
+    return list(out)
+
+
+def _command(args: argparse.Namespace, kind: str, p: Path, extra: list[str]) -> list[str]:
+    cmd = [sys.executable, "-m", "ccmatic.cli.main", kind, str(p), "--json", "--seed", str(args.seed)]
+    for d in args.lib:
+        cmd += ["--lib", d]
+    if args.timeout is not None:
+        cmd += ["--timeout", str(args.timeout)]
+    if kind == "synth" and args.budget is not None:
+        cmd += ["--budget", str(args.budget)]
+    if args.T is not None and kind != "prove" and "--T" not in extra:
+        cmd += ["--T", str(args.T)]
+    return cmd + extra
+
+
+def run_timed(cmd: list[str]) -> tuple[float, dict[str, Any], int]:
+    """Process wall seconds, the command's JSON report, and its exit code."""
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy(), check=False)
+    wall = time.perf_counter() - t0
+    try:
+        report = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        raise SpecError(Loc(" ".join(cmd[3:5])), f"the benchmarked command failed (exit {done.returncode}): "
+                        f"{done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'no output'}") from None
+    return wall, report, done.returncode
+
+
+def measure(args: argparse.Namespace, kind: str, p: Path, extra: list[str]) -> dict[str, Any]:
+    """``--repeat`` runs; the median run's report with its process wall, and every wall."""
+    runs = [run_timed(_command(args, kind, p, extra)) for _ in range(args.repeat)]
+    walls = [w for w, _r, _c in runs]
+    median = statistics.median_low(walls)
+    wall, report, _code = runs[walls.index(median)]
+    return {"process_s": round(wall, 3), "process_all_s": [round(w, 3) for w in walls], "report": report}
+
+
+def row_of(kind: str, p: Path, m: dict[str, Any]) -> dict[str, Any]:
+    r = m["report"]
+    row: dict[str, Any] = {"query": str(p), "kind": kind, "process_s": m["process_s"],
+                           "process_all_s": m["process_all_s"], "wall_s": r.get("time_s"), "T": r.get("T")}
+    if kind == "verify":
+        row.update(verdict=r["verdict"], expect=r.get("expect"), encode_s=r.get("encode_s"),
+                   solve_s=r.get("solve_s"), ok=r.get("expect") in (None, r["verdict"]))
+    elif kind == "prove":
+        row.update(verdict=r["verdict"], expect=r.get("expect"), jobs=r.get("jobs"),
+                   lemmas={lem["name"]: [lem["verdict"], lem["time_s"]] for lem in r.get("lemmas", [])},
+                   ok=r.get("expect") in (None, r["verdict"]))
+    else:
+        n = len(r["solutions"])
+        row.update(status=r["status"], solutions=n, expect_solutions=r.get("expect_solutions"),
+                   result=f"{r['status']}:{n}", **{k: r.get(k) for k in (
+                       "iterations", "counterexamples", "encode_s", "generator_s", "verifier_s", "reverify_s",
+                       "fresh_checks")},
+                   ok=r["status"] == "complete" and r.get("expect_solutions") in (None, n))
+    return row
+
+
+def line_of(row: dict[str, Any]) -> str:
+    name, kind = f"{Path(row['query']).stem} T={row['T']}", row["kind"]
+    head = f"{name:32s} process {row['process_s']:7.2f}s  in-process {row['wall_s'] or 0:7.2f}s  "
+    if kind == "verify":
+        tail = f"{row['verdict']:15s} encode {row['encode_s']:6.2f}s  solve {row['solve_s']:7.2f}s"
+        miss = "" if row["ok"] else f"  (expected {row['expect']})"
+    elif kind == "prove":
+        slow = max(row["lemmas"].items(), key=lambda kv: kv[1][1], default=("-", ["", 0.0]))
+        tail = f"{row['verdict']:15s} {len(row['lemmas'])} lemmas on {row['jobs']} job(s), slowest {slow[0]} " \
+               f"{slow[1][1]:.1f}s"
+        miss = "" if row["ok"] else f"  (expected {row['expect']})"
+    else:
+        tail = (f"{row['status']:9s} {row['solutions']:4d} sol  iter {row['iterations']:4d}  "
+                f"gen {row['generator_s']:6.2f}s  ver {row['verifier_s']:6.2f}s  re-verify {row['reverify_s']:6.2f}s")
+        miss = "" if row["ok"] else f"  (expected {row['expect_solutions']} solutions)"
+    return head + tail + miss + "\n"
+
+
 def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.repeat < 1:
+        raise SpecError(Loc("--repeat"), f"--repeat must be at least 1, got {args.repeat}")
+    workers = _worker_counts(args.synth_jobs) if args.synth_jobs else []
+    horizons = _horizons(args.horizons)
+    if args.plot:
+        output_file("--plot", args.plot, (".png", ".pdf", ".svg"))
     rows = []
-    ctx = multiprocessing.get_context("spawn")
     for p in _files(args):
-        if not is_proof(p):
-            load_query_arg(args, str(p))  # input errors surface here, as one line
-        with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as ex:
-            row, line = ex.submit(bench_row, args, p).result()
-        if not args.json:
-            out.write(line)
-        if args.synth_jobs and row.get("kind") == "synth":
-            row["parallel"] = _bench_parallel(args, p, float(row["wall_s"]), out)
-        rows.append(row)
-        out.flush()
+        kind = _kind(args, p)
+        for T in horizons if kind != "prove" else [None]:
+            row = row_of(kind, p, measure(args, kind, p, [] if T is None else ["--T", str(T)]))
+            if not args.json:
+                out.write(line_of(row))
+                out.flush()
+            if workers and kind == "synth":
+                row["parallel"] = _bench_parallel(args, p, workers, float(row["process_s"]), out)
+            rows.append(row)
+    if args.plot:
+        plot_bench(rows, args.plot)
     if args.json:
-        out.write(json.dumps({"rows": rows, "total_wall_s": round(sum(r["wall_s"] for r in rows), 3)}, indent=2) + "\n")
+        out.write(json.dumps({"rows": rows, "repeat": args.repeat,
+                              "total_process_s": round(sum(r["process_s"] for r in rows), 3)}, indent=2) + "\n")
     return EXIT_OK if all(r["ok"] for r in rows) else EXIT_CEX
 
 
@@ -93,93 +196,40 @@ def _worker_counts(text: str) -> list[int]:
     return counts
 
 
-def _bench_parallel(args: argparse.Namespace, p: Path, seq_wall: float, out: TextIO) -> list[dict[str, Any]]:
-    """Parallel synthesis of one row with each --synth-jobs worker count (local
-    processes), with counterexample sharing and, for several workers, without."""
-    q = load_query_arg(args, str(p))
+def _bench_parallel(args: argparse.Namespace, p: Path, workers: list[int], seq: float,
+                    out: TextIO) -> list[dict[str, Any]]:
+    """``synth --jobs j`` for each worker count, with counterexample sharing and, for
+    several workers, without; process wall against the sequential row's."""
     runs = []
-    for j in _worker_counts(args.synth_jobs):
+    for j in workers:
         for share in ([True, False] if j > 1 else [True]):
-            ex = LocalExecutor(j)
-            t0 = time.perf_counter()
-            try:
-                pr = synthesize_parallel(q, synth_options(args, False), ex, share=share)
-            finally:
-                ex.close()
-            wall = time.perf_counter() - t0
-            ps, res = pr.parallel, pr.result
-            r = {"workers": j, "share": share, "status": res.status, "solutions": len(res.solutions),
-                 "wall_s": round(wall, 3), "speedup": round(seq_wall / wall, 3) if wall > 0 else None,
-                 "iterations": res.stats.iterations, "cubes": ps.cubes, "resplits": ps.resplits,
-                 "shared_out": ps.shared_out, "shared_in": ps.shared_in, "exchange_s": round(ps.exchange_s, 3),
-                 "busy_s": round(sum(ps.task_wall_s), 3)}
-            runs.append(r)
+            m = measure(args, "synth", p, ["--jobs", str(j), *([] if share else ["--no-share"])])
+            r, ps = m["report"], m["report"].get("parallel", {})
+            wall = m["process_s"]
+            run = {"workers": j, "share": share, "status": r["status"], "solutions": len(r["solutions"]),
+                   "process_s": wall, "speedup": round(seq / wall, 3) if wall > 0 else None,
+                   "iterations": r["iterations"], **{k: ps.get(k) for k in ("cubes", "resplits", "shared_out",
+                                                                            "shared_in", "exchange_s")}}
+            runs.append(run)
             if not args.json:
-                out.write(f"  {j} worker(s){'' if share else ', no sharing':13s} {res.status:9s} "
-                          f"{len(res.solutions):4d} sol  wall {wall:7.2f}s  speed-up {seq_wall / wall:5.2f}x  "
-                          f"iter {res.stats.iterations:4d}  cubes {ps.cubes:3d}  shared {ps.shared_out}/{ps.shared_in}"
-                          f"  exchange {ps.exchange_s:5.2f}s\n")
+                out.write(f"  {j} worker(s){'' if share else ', no sharing':13s} {r['status']:9s} "
+                          f"{run['solutions']:4d} sol  process {wall:7.2f}s  speed-up {seq / wall:5.2f}x  "
+                          f"iter {r['iterations']:4d}  cubes {ps.get('cubes', 0):3d}  "
+                          f"shared {ps.get('shared_out', 0)}/{ps.get('shared_in', 0)}\n")
                 out.flush()
     return runs
 
 
-def bench_row(args: argparse.Namespace, p: Path) -> tuple[dict[str, Any], str]:
-    """One benchmark row (run in its own process): the row and its text line."""
-    if is_proof(p):
-        buf = io.StringIO()
-        return _bench_proof(args, p, buf), buf.getvalue()
-    q = load_query_arg(args, str(p))
-    prog = query_cca(q)
-    t0 = time.perf_counter()
-    if prog.is_template:
-        res = Synthesizer(q, synth_options(args, False), prog).run()
-        wall = time.perf_counter() - t0
-        st = res.stats
-        row = {"query": str(p), "kind": "synth", "status": res.status, "solutions": len(res.solutions),
-               "expect_solutions": q.expect_solutions, "thesis_solutions": q.thesis_solutions, "T": q.T,
-               "wall_s": round(wall, 3), "iterations": st.iterations, "counterexamples": st.counterexamples,
-               "encode_s": round(st.encode_s, 3), "generator_s": round(st.generator_s, 3),
-               "verifier_s": round(st.verifier_s, 3), "reverify_s": round(st.reverify_s, 3),
-               "result": f"{res.status}:{len(res.solutions)}",
-               "ok": res.status == "complete" and q.expect_solutions in (None, len(res.solutions))}
-        mark = "" if row["ok"] else f"  (expected {q.expect_solutions} solutions)"
-        return row, (f"{p.stem:32s} {res.status:9s} {len(res.solutions):4d} sol  wall {wall:7.2f}s  "
-                     f"iter {st.iterations:4d}  gen {st.generator_s:6.2f}s  ver {st.verifier_s:6.2f}s  "
-                     f"re-verify {st.reverify_s:6.2f}s{mark}\n")
-    rep = verify(q, run_options(args), prog)
-    wall = time.perf_counter() - t0
-    row = {"query": str(p), "kind": "verify", "verdict": rep.verdict, "expect": q.expect, "T": q.T,
-           "wall_s": round(wall, 3), "encode_s": round(rep.encode_s, 3), "solve_s": round(rep.solve_s, 3),
-           "constraints": rep.n_constraints, "ok": q.expect in (None, rep.verdict)}
-    mark = "" if row["ok"] else f"  (expected {q.expect})"
-    return row, (f"{p.stem:32s} {rep.verdict:15s} wall {wall:7.2f}s  encode {rep.encode_s:6.2f}s  "
-                 f"solve {rep.solve_s:7.2f}s{mark}\n")
-
-
-def _bench_proof(args: argparse.Namespace, p: Path, out: TextIO) -> dict[str, Any]:
-    """One benchmark row: ``ccmatic prove`` on all cores, wall time and per-lemma times."""
-    args.proof, args.set = str(p), None
-    proof, _lib = load_proof_arg(args)
-    jobs = getattr(args, "jobs", None) or default_jobs()
-    t0 = time.perf_counter()
-    rep = prove(proof, run_options(args), jobs)
-    wall = time.perf_counter() - t0
-    row = {"query": str(p), "kind": "prove", "verdict": rep.verdict, "expect": proof.expect, "T": proof.T,
-           "wall_s": round(wall, 3), "jobs": rep.jobs,
-           "lemmas": {lem.name: [lem.verdict, round(lem.time_s, 3)] for lem in rep.lemmas},
-           "ok": proof.expect in (None, rep.verdict)}
-    mark = "" if row["ok"] else f"  (expected {proof.expect})"
-    slow = max(rep.lemmas, key=lambda lem: lem.time_s)
-    out.write(f"{p.stem:32s} {rep.verdict:15s} wall {wall:7.2f}s  {len(rep.lemmas)} lemmas on {rep.jobs} "
-              f"job(s), slowest {slow.name} {slow.time_s:.1f}s{mark}\n")
-    return row
-
-
-def add_parser(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    b = sub.add_parser("bench", parents=[common, solver_options()],
-                       help="time queries: wall, encode and solve seconds")
+def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
+    b = sub.add_parser("bench", parents=[common, solver_options()], help=summary)
     b.add_argument("paths", nargs="+", metavar="DIR_OR_FILE")
     b.add_argument("--budget", type=float, default=None, metavar="S", help="limit of each synthesis row (seconds)")
+    b.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="run each row N times and report the median process wall (default 1)")
+    b.add_argument("--horizons", metavar="3-11", default=None,
+                   help="one row per horizon T for each query (a range 3-11 or a list 3,5,7)")
+    b.add_argument("--plot", metavar="FILE.png", default=None,
+                   help="plot process and phase seconds against T (with --horizons)")
     b.add_argument("--synth-jobs", metavar="1,2", default=None,
-                   help="also run each synthesis row in parallel with these worker counts (speed-up, sharing)")
+                   help="also run each synthesis row with these worker counts (speed-up, sharing)")
     b.set_defaults(handler=cmd_bench)

@@ -37,8 +37,8 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def add_parser(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    c = sub.add_parser("check", parents=[common], help="load and validate a CCA file or query without solving")
+def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
+    c = sub.add_parser("check", parents=[common], help=summary)
     c.add_argument("file")
     add_max_T(c)
     c.set_defaults(handler=cmd_check)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO, TypeAlias
 
 from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.files import output_dir
 from ccmatic.core.limits import (
     JOBS_PER_CORE,
     MAX_T,
@@ -84,9 +85,17 @@ def positive_seconds(flag: str, t: float | None) -> float | None:
     return t
 
 
+def dump_smt2_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dump-smt2", metavar="DIR", default=None,
+                   help="write the check that decides the verdict to DIR/<query>.smt2 (SMT-LIB 2, QF_LRA)")
+
+
 def run_options(args: argparse.Namespace) -> RunOptions:
-    """--timeout and --seed, validated (shared by every solving command)."""
-    return RunOptions(timeout_s=positive_seconds("--timeout", args.timeout), seed=args.seed)
+    """--timeout, --seed and --dump-smt2 (where a command has it), validated (shared
+    by every solving command); the --dump-smt2 folder is created now."""
+    dump = getattr(args, "dump_smt2", None)
+    return RunOptions(timeout_s=positive_seconds("--timeout", args.timeout), seed=args.seed,
+                      dump_smt2=output_dir("--dump-smt2", dump) if dump is not None else None)
 
 
 def library(args: argparse.Namespace) -> Library:
@@ -130,7 +139,10 @@ def load_query_arg(args: argparse.Namespace, name: str) -> Query:
     lib = library(args)
     q = load_query(resolve_query(args, name), lib, load_objectives(lib), limits(args))
     T = with_horizon(args, q.scenario)
-    return replace(q, scenario=replace(q.scenario, T=T)) if T != q.T else q
+    if T == q.T:
+        return q
+    # the file's golden results are for its own horizon
+    return replace(q, scenario=replace(q.scenario, T=T), expect=None, expect_solutions=None)
 
 
 def frac_arg(flag: str, text: str) -> Fraction:

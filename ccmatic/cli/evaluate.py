@@ -148,8 +148,8 @@ def _report(args: argparse.Namespace, out: TextIO, outdir: Any, rows: list[dict[
     out.writelines(f"  plot: {p}\n" for p in plots)
 
 
-def add_parser(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    e = sub.add_parser("evaluate", parents=[common], help="run CCAs over the B.6 grid (C, R, buffer) in parallel")
+def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
+    e = sub.add_parser("evaluate", parents=[common], help=summary)
     e.add_argument("ccas", nargs="+", metavar="CCA")
     e.add_argument("--out", required=True, metavar="DIR", help="folder for evaluate.json and the plots")
     e.add_argument("--model", default="ack_agg", help="link model (default ack_agg, as in B.6)")

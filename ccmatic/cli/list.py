@@ -47,6 +47,6 @@ def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def add_parser(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    ls = sub.add_parser("list", parents=[common], help="list models, CCAs, queries, proofs and objective kinds")
+def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
+    ls = sub.add_parser("list", parents=[common], help=summary)
     ls.set_defaults(handler=cmd_list)

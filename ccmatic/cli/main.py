@@ -12,32 +12,39 @@ interrupted (Ctrl-C or SIGTERM).
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
+from collections.abc import Sequence
 from typing import TextIO
 
 from ccmatic import __version__
-from ccmatic.cli import (
-    bench,
-    check,
-    evaluate,
-    prove,
-    search,
-    simulate,
-    synth,
-    tradeoff,
-    verify,
-)
-from ccmatic.cli import list as list_cmd
 from ccmatic.cli.common import EXIT_INPUT, EXIT_OK, EXIT_UNKNOWN, Parser, common_options
 from ccmatic.core.errors import SpecError
 from ccmatic.core.limits import deep_recursion
 from ccmatic.engine.interrupt import Interrupts
 
-COMMANDS = (verify, list_cmd, bench, synth, prove, search, tradeoff, simulate, evaluate, check)
+# name -> (module, one-line help).  Only the module of the command being run is
+# imported: a command pays the start-up of what it uses, not of every command
+# (`verify` does not load the synthesizer, the simulator's grid or sympy).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "verify": ("ccmatic.cli.verify", "check a CCA against a query: proved / counterexample / unknown"),
+    "list": ("ccmatic.cli.list", "list models, CCAs, queries, proofs and objective kinds"),
+    "bench": ("ccmatic.cli.bench", "time queries: process wall, encode and solve seconds"),
+    "synth": ("ccmatic.cli.synth", "synthesize every CCA in a template that meets a query (CEGIS)"),
+    "prove": ("ccmatic.cli.prove", "check a proof: lemmas, coverage, stitching and the transition graph"),
+    "search": ("ccmatic.cli.search", "tightest value of a constant for which a lemma holds (bisection or grid)"),
+    "tradeoff": ("ccmatic.cli.tradeoff",
+                 "loss vs convergence time (Theorem 4.2.1): RTTs F^-1(C) to ramp up under loss allowance f(C)"),
+    "simulate": ("ccmatic.cli.simulate", "run CCAs on a concrete link (fine-mode simulator)"),
+    "evaluate": ("ccmatic.cli.evaluate", "run CCAs over the B.6 grid (C, R, buffer) in parallel"),
+    "check": ("ccmatic.cli.check", "load and validate a CCA file or query without solving"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(load: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The full parser for the commands in ``load`` (all if None); the others get a
+    placeholder that only lists them in ``--help``."""
     # typed as the base class so that plain ArgumentParsers are accepted as subcommand
     # parents (typeshed ties them to the parser class; the subparsers are Parser too)
     p: argparse.ArgumentParser = Parser(
@@ -46,9 +53,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"ccmatic {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     common = common_options(top=False)
-    for module in COMMANDS:
-        module.add_parser(sub, common)
+    for name, (module, summary) in COMMANDS.items():
+        if load is None or name in load:
+            importlib.import_module(module).add_parser(sub, common, summary)
+        else:
+            stub = sub.add_parser(name, help=summary, add_help=False)
+            stub.add_argument("rest", nargs=argparse.REMAINDER)
     return p
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse with only the named command's module loaded (the first word that names a
+    command; if that guess was wrong, e.g. a --lib folder called 'verify', parse again)."""
+    guess = next((a for a in argv if a in COMMANDS), None)
+    args = build_parser([guess] if guess else []).parse_args(argv)
+    if args.command != guess:
+        args = build_parser([args.command]).parse_args(argv)
+    return args
 
 
 def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -56,7 +77,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     try:
-        args = build_parser().parse_args(argv)
+        args = parse(sys.argv[1:] if argv is None else argv)
     except SpecError as e:  # a usage error (see Parser)
         err.write(e.render() + "\n")
         return EXIT_INPUT

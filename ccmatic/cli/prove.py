@@ -108,9 +108,9 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return exit_code(rep.verdict)
 
 
-def add_parser(sub: Subparsers, common: argparse.ArgumentParser) -> None:
+def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
     pv = sub.add_parser("prove", parents=[common, solver_options()],
-                        help="check a proof: lemmas, coverage, stitching and the transition graph")
+                        help=summary)
     pv.add_argument("proof", help="proof file or name (see 'ccmatic list')")
     pv.add_argument("--jobs", type=int, default=None, metavar="N", help="lemmas checked in parallel (default: cores)")
     pv.add_argument("--lemma", action="append", metavar="NAME", help="check only this lemma (repeatable)")

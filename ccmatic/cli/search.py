@@ -94,9 +94,9 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def add_parser(sub: Subparsers, common: argparse.ArgumentParser) -> None:
+def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
     se = sub.add_parser("search", parents=[common, solver_options()],
-                        help="tightest value of a constant for which a lemma holds (bisection or grid)")
+                        help=summary)
     se.add_argument("proof", help="proof file or name")
     se.add_argument("--lemma", required=True, metavar="NAME")
     se.add_argument("--constant", required=True, metavar="NAME")

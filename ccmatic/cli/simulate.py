@@ -162,8 +162,8 @@ def run_summary(cfg: Any, names: list[str], warmup: float) -> dict[str, Any]:
     }
 
 
-def add_parser(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    s = sub.add_parser("simulate", parents=[common], help="run CCAs on a concrete link (fine-mode simulator)")
+def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
+    s = sub.add_parser("simulate", parents=[common], help=summary)
     s.add_argument("cca", help="CCA file or name (see 'ccmatic list')")
     s.add_argument("--with", dest="with_cca", action="append", metavar="CCA",
                    help="another CCA; flows take the CCAs in turn (repeatable)")

@@ -27,7 +27,8 @@ from ccmatic.cli.common import (
 )
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import output_dir, output_file
-from ccmatic.core.options import SynthOptions
+from ccmatic.core.options import VERIFIER_MODES, SynthOptions
+from ccmatic.core.results import settled
 from ccmatic.core.scenario import Query
 from ccmatic.engine import checkpoint
 from ccmatic.engine.cegis import Synthesizer, SynthResult
@@ -37,7 +38,9 @@ from ccmatic.engine.parallel.synth import synthesize_parallel
 
 
 def synth_options(args: argparse.Namespace, record: bool) -> SynthOptions:
-    return SynthOptions(run_options(args), positive_seconds("--budget", args.budget), record)
+    return SynthOptions(run_options(args), positive_seconds("--budget", args.budget), record,
+                        verifier=getattr(args, "verifier", "incremental"),
+                        slice_s=positive_seconds("--verifier-slice", getattr(args, "verifier_slice", None)))
 
 
 def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -132,20 +135,20 @@ def report(args: argparse.Namespace, q: Query, res: SynthResult, parallel: dict[
         out.write(json.dumps(_json(q, res, parallel, files), indent=2) + "\n")
     else:
         _text(q, res, parallel, files, out)
-    return EXIT_OK if res.status == "complete" else EXIT_UNKNOWN
+    return EXIT_OK if settled(res.status, len(res.unknown_candidates)) == "complete" else EXIT_UNKNOWN
 
 
 def _json(q: Query, res: SynthResult, parallel: dict[str, Any] | None, files: list[str]) -> dict[str, Any]:
     st = res.stats
     return {
-        "query": q.path, "status": res.status, "T": q.T,
+        "query": q.path, "status": settled(res.status, len(res.unknown_candidates)), "T": q.T,
         "solutions": [s.text for s in res.solutions],
         "holes": [{k: str(v) for k, v in s.holes.items()} for s in res.solutions],
         "files": files, "iterations": st.iterations, "counterexamples": st.counterexamples,
         "unknown_candidates": [{k: str(v) for k, v in c.items()} for c in res.unknown_candidates],
         "time_s": round(res.time_s, 4), "generator_s": round(st.generator_s, 4),
         "verifier_s": round(st.verifier_s, 4), "reverify_s": round(st.reverify_s, 4),
-        "encode_s": round(st.encode_s, 4), "expect_solutions": q.expect_solutions,
+        "encode_s": round(st.encode_s, 4), "fresh_checks": st.fresh_checks, "expect_solutions": q.expect_solutions,
         **({"parallel": parallel} if parallel is not None else {}),
     }
 
@@ -153,9 +156,11 @@ def _json(q: Query, res: SynthResult, parallel: dict[str, Any] | None, files: li
 def _text(q: Query, res: SynthResult, parallel: dict[str, Any] | None, files: list[str], out: TextIO) -> None:
     st = res.stats
     out.writelines(f"--- solution {i}" + (f" ({files[i - 1]})" if files else "") + "\n" + sol.text for i, sol in enumerate(res.solutions, start=1))
-    verdict = {"complete": "search complete", "interrupted": "INTERRUPTED (partial results)",
-               "timeout": "TIMEOUT (partial results)"}[res.status]
-    none = " -- no CCA in this template meets the query" if res.status == "complete" and not res.solutions else ""
+    status = settled(res.status, len(res.unknown_candidates))
+    verdict = {"complete": "search complete", "incomplete": "INCOMPLETE (undecided candidates, see below)",
+               "interrupted": "INTERRUPTED (partial results)",
+               "timeout": "TIMEOUT (partial results)"}[status]
+    none = " -- no CCA in this template meets the query" if status == "complete" and not res.solutions else ""
     out.write(f"{q.name}: {verdict}: {len(res.solutions)} solution(s){none}; {st.iterations} iterations, "
               f"{st.counterexamples} counterexamples, {st.unknown} unknown; "
               f"{res.time_s:.2f}s (generator {st.generator_s:.2f}s, verifier {st.verifier_s:.2f}s, "
@@ -168,9 +173,9 @@ def _text(q: Query, res: SynthResult, parallel: dict[str, Any] | None, files: li
                   f"{parallel['shared_in']} in, {parallel['exchange_s']:.2f}s exchanging\n")
 
 
-def add_parser(sub: Subparsers, common: argparse.ArgumentParser) -> None:
+def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
     sy = sub.add_parser("synth", parents=[common, solver_options()],
-                        help="synthesize every CCA in a template that meets a query (CEGIS)")
+                        help=summary)
     sy.add_argument("query", help="query file or name, with a template as its cca")
     sy.add_argument("--out", metavar="DIR", help="write each solution as a CCA file into DIR")
     sy.add_argument("--budget", type=float, default=None, metavar="S",
@@ -178,6 +183,15 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     sy.add_argument("--checkpoint", metavar="FILE", help="save progress to FILE after every iteration")
     sy.add_argument("--resume", metavar="FILE", help="continue from a checkpoint")
     sy.add_argument("--quiet", action="store_true", help="no progress line")
+    sy.add_argument("--dump-smt2", metavar="DIR", default=None,
+                    help="write every candidate's check (holes filled in) to DIR/<query>-NNNN.smt2 "
+                         "(SMT-LIB 2, QF_LRA; unsat: the candidate meets the query)")
+    sy.add_argument("--verifier", choices=VERIFIER_MODES, default="incremental",
+                    help="how candidates are checked: under assumptions in one session holding the whole "
+                         "template (default), or each in a fresh fork of the network (docs/performance.md)")
+    sy.add_argument("--verifier-slice", type=float, default=None, metavar="S",
+                    help="incremental: hand a check to a fresh fork after S seconds (default: only once "
+                         "the whole --timeout ran out)")
     sy.add_argument("--jobs", type=int, default=1, help="workers: > 1 splits the hole space into cubes (default 1)")
     executor_options(sy)
     sy.add_argument("--cubes-per-worker", type=int, default=4, help="initial cubes per worker (default 4)")

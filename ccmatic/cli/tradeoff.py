@@ -17,10 +17,10 @@ from ccmatic.engine.lossfn import parse_loss
 from ccmatic.engine.tradeoff import Num, Tradeoff, compute, fmt_num
 
 
-def add_parser(sub: Subparsers, common: argparse.ArgumentParser) -> None:
+def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
     p = sub.add_parser(
         "tradeoff", parents=[common],
-        help="loss vs convergence time (Theorem 4.2.1): RTTs F^-1(C) to ramp up under loss allowance f(C)",
+        help=summary,
         description="Theorem 4.2.1: a CCA risking O(f(C)) loss needs F^-1(C) * (R + beta_s) time to ramp from "
                     "C0 to C, where F(0) = C0 and F(k) = F(k-1) + f(F(k-1))/beta_s.")
     p.add_argument("--loss", action="append", required=True, metavar="f(C)",

@@ -9,6 +9,7 @@ from typing import TextIO
 
 from ccmatic.cli.common import (
     Subparsers,
+    dump_smt2_option,
     exit_code,
     library,
     load_query_arg,
@@ -49,13 +50,16 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.plot:
             shown = isinstance(rep.outcome, Counterexample)
             out.write(f"  plot: {args.plot}\n" if shown else "  (no counterexample, nothing to plot)\n")
+        if rep.smt2 is not None:
+            out.write(f"  smt2: {rep.smt2}\n")
     return exit_code(rep.verdict)
 
 
-def add_parser(sub: Subparsers, common: argparse.ArgumentParser) -> None:
+def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
     v = sub.add_parser("verify", parents=[common, solver_options()],
-                       help="check a CCA against a query: proved / counterexample / unknown")
+                       help=summary)
     v.add_argument("query", help="query file or name (see 'ccmatic list')")
     v.add_argument("--plot", metavar="FILE.png", help="plot the counterexample to this file")
     v.add_argument("--cca", metavar="FILE", help="check this CCA instead of the query's (e.g. a synth solution)")
+    dump_smt2_option(v)
     v.set_defaults(handler=cmd_verify)

@@ -15,6 +15,7 @@ from pathlib import Path
 from ccmatic.core.errors import Loc, SpecError
 
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
+_WRITABLE = "give a folder you can write to"
 
 
 def _unusable(flag: str, path: Path, why: str, hint: str | None = None) -> SpecError:
@@ -36,13 +37,13 @@ def output_dir(flag: str, text: str) -> Path:
         raise _unusable(flag, p, "it is a file, not a folder", "give a folder (it is created if missing)")
     blocker = _blocking_file(p)
     if blocker is not None:
-        raise _unusable(flag, p, f"'{blocker}' is a file, not a folder")
+        raise _unusable(flag, p, f"'{blocker}' is a file, not a folder", "give another path")
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise _unusable(flag, p, e.strerror or str(e)) from None
+        raise _unusable(flag, p, e.strerror or str(e), _WRITABLE) from None
     if not os.access(p, os.W_OK | os.X_OK):
-        raise _unusable(flag, p, "the folder is not writable")
+        raise _unusable(flag, p, "the folder is not writable", _WRITABLE)
     _probe(flag, p)
     return p
 
@@ -55,7 +56,7 @@ def _probe(flag: str, folder: Path) -> None:
         probe.touch()
         probe.unlink()
     except OSError as e:
-        raise _unusable(flag, folder, f"cannot create a file in it ({e.strerror or e})") from None
+        raise _unusable(flag, folder, f"cannot create a file in it ({e.strerror or e})", _WRITABLE) from None
 
 
 def output_file(flag: str, text: str, suffixes: tuple[str, ...] = ()) -> Path:

@@ -2,11 +2,15 @@
 
 ``timeout_s`` is the limit of one solver check in every command; a whole run's
 limit is a separate ``budget_s`` (``--budget``), where a command has one.
+``dump_smt2`` is a folder where the check that decides a verdict is written as an
+SMT-LIB 2 file (``--dump-smt2``; :mod:`ccmatic.engine.smt2`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 
 #: the default limit of one solver check, in seconds (``--timeout``)
 CHECK_TIMEOUT_S = 300.0
@@ -16,6 +20,11 @@ CHECK_TIMEOUT_S = 300.0
 class RunOptions:
     timeout_s: float | None = CHECK_TIMEOUT_S  # one solver check
     seed: int = 0
+    dump_smt2: Path | None = None  # folder for <query>.smt2 (None: nothing written)
+
+
+VerifierMode = Literal["incremental", "fresh"]
+VERIFIER_MODES: tuple[VerifierMode, ...] = ("incremental", "fresh")
 
 
 @dataclass(frozen=True)
@@ -23,3 +32,9 @@ class SynthOptions:
     run: RunOptions = RunOptions()
     budget_s: float | None = None  # the whole search
     record_counterexamples: bool = True  # keep their observations (needed for checkpoints)
+    # how a candidate is checked (``--verifier``): "incremental", under assumptions in
+    # the session that holds the network and the whole template (learned facts carry
+    # over; an undecided check is posed again, fresh), or "fresh", in a new fork of the
+    # network (Z3's whole-formula preprocessing, no carried state)
+    verifier: VerifierMode = "incremental"
+    slice_s: float | None = None  # incremental: seconds before a check is handed to a fresh fork

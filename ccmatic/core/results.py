@@ -15,7 +15,28 @@ from typing import Any, Literal
 
 Verdict = Literal["proved", "counterexample", "unknown"]
 VERDICTS: tuple[Verdict, ...] = ("proved", "counterexample", "unknown")
-SynthStatus = Literal["complete", "interrupted", "timeout"]
+SynthStatus = Literal["complete", "incomplete", "interrupted", "timeout"]
+
+
+@dataclass
+class SynthStats:
+    """A synthesis run's counters and in-process phase times (seconds)."""
+
+    iterations: int = 0
+    counterexamples: int = 0
+    ill_typed: int = 0
+    unknown: int = 0
+    generator_s: float = 0.0
+    verifier_s: float = 0.0
+    encode_s: float = 0.0
+    reverify_s: float = 0.0
+    fresh_checks: int = 0  # candidates the incremental verifier did not decide in its slice
+
+
+def settled(status: SynthStatus, undecided: int) -> SynthStatus:
+    """A search that ran to its end with candidates the solver could not decide (even
+    posed again, fresh) is "incomplete": its solution set may miss those."""
+    return "incomplete" if status == "complete" and undecided else status
 
 #: exit codes of every command
 EXIT_CODES: dict[Verdict, int] = {"proved": 0, "counterexample": 1, "unknown": 3}

@@ -5,8 +5,11 @@
   candidates, and every counterexample adds the Eq. B.1.4 pruning — the next
   candidate must not make the same choices (rate, cwnd, state) at every step of that
   trace.  Solutions are blocked together with their constant-term variants (§4.2.1).
-* **Verifier**: network ∧ initial conditions ∧ assumptions ∧ ¬property is asserted
-  once per query; each candidate's CCA constraints are checked in a pushed scope.
+* **Verifier** (:mod:`ccmatic.engine.candidate_check`): network ∧ initial conditions
+  ∧ assumptions ∧ ¬property ∧ the whole template is asserted once per query; a
+  candidate is checked by assuming its hole values.  Counterexamples are re-checked
+  with exact rationals (the template's terms with the holes bound to the
+  candidate's values) before they prune.
 * A candidate the verifier proves is re-verified from scratch in a fresh solver
   before it counts as a solution; an ``unknown`` answer never makes a solution.
 """
@@ -15,27 +18,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
 import z3
 
 from ccmatic.core.errors import EngineError, Loc, SpecError
-from ccmatic.core.options import RunOptions, SynthOptions
-from ccmatic.core.results import Proved, SynthStatus
+from ccmatic.core.options import SynthOptions
+from ccmatic.core.results import SynthStats, SynthStatus
 from ccmatic.core.scenario import Query
-from ccmatic.encode.cca import CcaEncoding, encode_cca, outputs_on_values
-from ccmatic.encode.problem import Problem
+from ccmatic.encode.cca import outputs_on_values
 from ccmatic.encode.template_units import hole_var, unit_constraints
-from ccmatic.encode.trace import Tagged
+from ccmatic.engine.candidate_check import CandidateChecker
 from ccmatic.engine.recheck import Evaluator, FormulaCache, RecheckError, recheck
 from ccmatic.engine.session import (
     Sat,
-    Session,
     Unsat,
     make_solver,
-    set_timeout,
 )
 from ccmatic.engine.templates import (
     Candidate,
@@ -43,23 +43,11 @@ from ccmatic.engine.templates import (
     hole_domains,
     variable_term_holes,
 )
-from ccmatic.engine.verify import build_query, query_cca, solve
+from ccmatic.engine.verify import query_cca
 from ccmatic.semantics.z3domain import rat
 from ccmatic.spec.cca import CcaProgram
 
 Values = dict[str, dict[int, list[Fraction | bool]]]  # name -> flow -> per-step values
-
-
-@dataclass
-class SynthStats:
-    iterations: int = 0
-    counterexamples: int = 0
-    ill_typed: int = 0
-    unknown: int = 0
-    generator_s: float = 0.0
-    verifier_s: float = 0.0
-    encode_s: float = 0.0
-    reverify_s: float = 0.0
 
 
 @dataclass
@@ -90,15 +78,13 @@ class Synthesizer:
         m = query.model
         self.code = self.prog.code(m.R, m.D, query.T, "symbolic")
         self.hvars = {h: hole_var(h) for h in self.domains}
-        # verifier: the base is built once; each candidate's CCA goes in a pushed scope
-        self.problem, prop = build_query(query, self.prog, "symbolic", self.hvars.__getitem__)
+        self.hole_names = {h: v.decl().name() for h, v in self.hvars.items()}
+        self.stats = SynthStats()
+        # verifier side (candidate_check.py): the template in one session, a candidate as assumptions
+        self.checker = CandidateChecker(query, self.prog, opts, self.hvars, self.domains, self.stats)
+        self.problem = self.checker.problem
         self.tr = self.problem.trace
-        self.neg_prop: Tagged = ("negated property", z3.Not(prop))
-        self.base = self.problem.base(with_cca=False)
-        self.verifier = Session(self.base, opts.run.timeout_s, opts.run.seed)
-        self.verifier.solver.add(self.neg_prop[1])
         self.fcache = FormulaCache()
-        self._fresh: tuple[Problem, z3.BoolRef] | None = None  # separately built base for re-verification
         # generator
         self.gen = make_solver(None, opts.run.seed)
         for h, dom in self.domains.items():
@@ -106,7 +92,6 @@ class Synthesizer:
         for c in unit_constraints(self.prog):
             self.gen.add(c)
         self.var_holes = [h for h in variable_term_holes(self.prog) if h in self.domains]
-        self.stats = SynthStats()
         self.solutions: list[Solution] = []
         self.unknown: list[Candidate] = []
         self.cex_log: list[dict[str, object]] = []  # for checkpoints
@@ -133,7 +118,7 @@ class Synthesizer:
         for c in unknown:
             self._block_exact(c)
         self.solutions, self.unknown = [], []
-        self.stats = SynthStats()
+        self.stats = self.checker.stats = SynthStats()
 
     def unrestrict(self) -> None:
         for lit in self._assume:
@@ -193,35 +178,9 @@ class Synthesizer:
         return values, ev.num(self.tr.MSS)
 
     # -- verifier side ------------------------------------------------------------------
-    def _cca_constraints(self, cand: Candidate) -> list[Tagged]:
-        """The candidate's CCA constraints: the symbolic encoding with holes replaced."""
-        pairs = [(self.hvars[h], rat(v)) for h, v in cand.items()]
-        return [(tag, z3.substitute(c, *pairs)) for tag, c in self.problem.cca.constraints.items]
-
     def reverify(self, cand: Candidate) -> bool:
-        """Re-verify a solution in a fresh solver, from a separately built encoding;
-        the candidate is checked strictly (units), its property re-checked, and the
-        setup confirmed to admit a trace (no vacuous proof)."""
-        t0 = time.perf_counter()
-        try:
-            if self._fresh is None:
-                self._fresh = build_query(self.query, self.prog, "symbolic", self.hvars.__getitem__)
-            fresh, prop = self._fresh
-            m = self.query.model
-            try:
-                code = self.prog.code(m.R, m.D, self.query.T, dict(cand))
-            except SpecError:
-                self.stats.ill_typed += 1
-                return False
-            enc = CcaEncoding()
-            for f in range(fresh.trace.N):
-                one = encode_cca(code, fresh.trace, f, self.prog.name)
-                enc.constraints.extend(one.constraints)
-            prob = replace(fresh, cca=enc, holes=dict(cand))
-            run = RunOptions(self.opts.run.timeout_s, self.opts.run.seed + 1)
-            return isinstance(solve(prob, prop, run), Proved)
-        finally:
-            self.stats.reverify_s += time.perf_counter() - t0
+        """Re-verification in a fresh solver (:meth:`CandidateChecker.reverify`)."""
+        return self.checker.reverify(cand)
 
     # -- main loop ------------------------------------------------------------------------
     def run(self, progress: Callable[[Synthesizer, float], None] | None = None,
@@ -231,6 +190,7 @@ class Synthesizer:
         before every generator step (parallel synthesis: publish new counterexamples
         and prune with the other workers')."""
         start = time.perf_counter()
+        self.checker.deadline = None if self.opts.budget_s is None else start + self.opts.budget_s
         status: SynthStatus = "complete"
         stop = should_stop if should_stop is not None else (lambda: False)
         try:
@@ -283,8 +243,7 @@ class Synthesizer:
             return None
         if g != z3.sat:
             return "unknown"
-        hole_ev = Evaluator(self.gen.model(), self.fcache)
-        cand = {h: hole_ev.num(v) for h, v in self.hvars.items()}
+        cand = self._holes_of(self.gen.model())
         self.stats.iterations += 1
         key = tuple(sorted(cand.items()))
         if key in self._seen:  # the generator must never repeat itself
@@ -292,49 +251,53 @@ class Synthesizer:
         self._seen.add(key)
         return cand
 
+    def _holes_of(self, model: z3.ModelRef) -> Candidate:
+        ev = Evaluator(model, self.fcache)
+        return {h: ev.num(v) for h, v in self.hvars.items()}
+
     def _check(self, cand: Candidate, start: float, stop: Callable[[], bool]) -> str:
         """Verify one candidate; "solution", "counterexample", "unknown", or why the
         run must end ("deadline", "stop")."""
         left = self._budget_left(start)
         cap = self.opts.run.timeout_s if left is None else min(left, self.opts.run.timeout_s or left)
         verdict = self._holds(cand, cap, stop)
+        if verdict == "proved":
+            rep = self._representative(cand, stop)
+            if rep is None:
+                verdict = "stop"
+            elif self.reverify(rep):
+                self.solutions.append(Solution(rep, fill_template(self.prog, rep, self.header(rep))))
+                self._block_solution(rep)
+                return "solution"
+            else:  # never accept what a fresh check does not confirm
+                cand, verdict = rep, "stop" if stop() else "unknown"
         if verdict == "stop":  # not decided: the generator may propose it again (a later cube, a resumed run)
             self._seen.discard(tuple(sorted(cand.items())))
         if verdict == "unknown" and left is not None and (self._budget_left(start) or 0) <= 0:
             return "deadline"
-        if verdict == "solution":
-            rep = self._representative(cand, stop)
-            if rep is None:
-                self._seen.discard(tuple(sorted(cand.items())))
-                return "stop"
-            self.solutions.append(Solution(rep, fill_template(self.prog, rep, self.header(rep))))
-            self._block_solution(rep)
-        elif verdict == "unknown":
+        if verdict == "unknown":
             self.unknown.append(dict(cand))
             self.stats.unknown += 1
             self._block_exact(cand)
         return verdict
 
     def _holds(self, cand: Candidate, cap: float | None, stop: Callable[[], bool]) -> str:
-        """"solution" (proved, and re-verified in a fresh solver), "counterexample"
-        (learned), "unknown", or "stop" (interrupted: nothing recorded, so the
-        candidate is checked again by a later run)."""
-        enc = self._cca_constraints(cand)
-        t1 = time.perf_counter()
-        set_timeout(self.verifier.solver, cap)  # the run's budget also bounds the check in progress
-        r = self.verifier.check(enc)
-        self.stats.verifier_s += time.perf_counter() - t1
+        """"proved" by the incremental verifier (a solution once :meth:`reverify`
+        confirms it), "counterexample" (learned), "unknown", or "stop" (interrupted:
+        nothing recorded, so the candidate is checked again by a later run)."""
+        r = self.checker.check(cand, cap, stop)
         if isinstance(r, Sat):
-            self._learn(r.model, enc)
+            self._learn(r.model, cand)
             return "counterexample"
-        if isinstance(r, Unsat) and self.reverify(cand):
-            return "solution"
-        return "stop" if stop() else "unknown"  # never accept what a fresh check does not confirm
+        if isinstance(r, Unsat):
+            return "proved"
+        return "stop" if stop() else "unknown"
 
     def _representative(self, cand: Candidate, stop: Callable[[], bool]) -> Candidate | None:
         """The solution class's least member (constant-term holes compared in name
-        order) that is a solution, so that every run prints the same member of each
-        class whatever order it met them in (resumed, parallel).  None: interrupted."""
+        order) that the verifier proves, so that every run prints the same member of
+        each class whatever order it met them in (resumed, parallel).  Only that
+        member is re-verified (by the caller).  None: interrupted."""
         consts = sorted(h for h in cand if h not in self.var_holes)
         if not self.var_holes or not consts:
             return cand
@@ -345,8 +308,7 @@ class Synthesizer:
             self.gen.push()
             self.gen.add(*[self.hvars[h] == rat(cand[h]) for h in self.var_holes], z3.Or(*smaller))
             g = self.gen.check()
-            member = {h: Evaluator(self.gen.model(), self.fcache).num(v) for h, v in self.hvars.items()} \
-                if g == z3.sat else None
+            member = self._holes_of(self.gen.model()) if g == z3.sat else None
             self.gen.pop()
             if g == z3.unsat:
                 return best
@@ -355,14 +317,19 @@ class Synthesizer:
             verdict = self._holds(member, self.opts.run.timeout_s, stop)
             if verdict == "stop":
                 return None
-            if verdict == "solution":
+            if verdict == "proved":
                 best = member
             elif verdict == "unknown":
                 self._block_exact(member)  # not this run's to decide; the class keeps its best known member
 
-    def _learn(self, model: z3.ModelRef, enc: list[Tagged]) -> None:
+    def _learn(self, model: z3.ModelRef, cand: Candidate) -> None:
+        """Re-check the counterexample exactly: every network constraint, the negated
+        property, and the template's CCA constraints with the holes bound to the
+        candidate's values (its CCA); then prune with it."""
+        bind: dict[str, Fraction | bool] = {self.hole_names[h]: v for h, v in cand.items()}
         try:
-            ev = recheck(model, [*self.base, *enc, self.neg_prop], self.fcache)
+            constraints = [*self.checker.base, *self.problem.cca.constraints.items, self.checker.neg_prop]
+            ev = recheck(model, constraints, self.fcache, bind)
         except RecheckError as e:
             raise EngineError(f"counterexample failed the exact re-check: {e}") from e
         self._prune_model(model, ev)

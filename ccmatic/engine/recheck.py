@@ -68,7 +68,7 @@ class FormulaCache:
             return (BOOL, False)
         k = e.decl().kind()
         if k == z3.Z3_OP_UNINTERPRETED and e.num_args() == 0:
-            return (VAR, e)
+            return (VAR, e, e.decl().name())
         tag = _OPS.get(k)
         if tag is None:
             raise RecheckError(f"re-check cannot evaluate operator {e.decl().name()}")
@@ -82,42 +82,32 @@ class FormulaCache:
 class Evaluator:
     """Exact evaluation of terms under one model."""
 
-    def __init__(self, model: z3.ModelRef, cache: FormulaCache | None = None) -> None:
+    def __init__(self, model: z3.ModelRef, cache: FormulaCache | None = None,
+                 bind: dict[str, Value] | None = None) -> None:
+        """``bind``: variables given by name, whatever the model says (a synthesis
+        candidate's holes, so that the template's terms are evaluated as its CCA)."""
         self.model = model
         self.cache = cache if cache is not None else FormulaCache()
         self.memo: dict[int, Value] = {}
-        self.vars: dict[str, Value] = {}
-        self._by_name: dict[str, z3.ExprRef] | None = None
+        self.vars: dict[str, Value] = dict(bind) if bind else {}
+        self._values: dict[str, Value] | None = None
 
-    def _assignment(self) -> dict[str, z3.ExprRef]:
-        """The model's constants by name, read once (much cheaper than evaluating
-        each variable through the model)."""
-        if self._by_name is None:
-            self._by_name = {}
-            for d in self.model.decls():
-                if d.arity() == 0:
-                    self._by_name[d.name()] = self.model.get_interp(d)
-        return self._by_name
+    def _assignment(self) -> dict[str, Value]:
+        """The model's constants by name, read once through Z3's C API (much cheaper
+        than evaluating each variable through the model, or wrapping every value)."""
+        if self._values is None:
+            self._values = model_values(self.model)
+        return self._values
 
-    def var(self, e: z3.ExprRef) -> Value:
-        name = str(e)
+    def var(self, e: z3.ExprRef, name: str | None = None) -> Value:
+        name = e.decl().name() if name is None else name
         hit = self.vars.get(name)
         if hit is not None:
             return hit
-        v = self._assignment().get(name)
-        if v is None:  # not in the model: any value will do; Z3's completion picks it and
+        r = self._assignment().get(name)
+        if r is None:  # not in the model: any value will do; Z3's completion picks it and
             # records it in the model (later evaluations of terms then see it too)
-            v = self.model.eval(e, model_completion=True)
-        if z3.is_true(v):
-            r: Value = True
-        elif z3.is_false(v):
-            r = False
-        elif z3.is_rational_value(v):
-            r = Fraction(v.numerator_as_long(), v.denominator_as_long())
-        elif z3.is_int_value(v):
-            r = Fraction(v.as_long())
-        else:
-            raise RecheckError(f"cannot read a value for {e}: {v}")
+            r = _value(self.model.eval(e, model_completion=True), e)
         self.vars[name] = r
         return r
 
@@ -162,7 +152,7 @@ class Evaluator:
         if tag == NUM or tag == BOOL:
             return n[1]  # type: ignore[no-any-return]
         if tag == VAR:
-            return self.var(n[1])
+            return self.var(n[1], n[2])
         ch = n[1]
         if tag == AND:
             return all(self._bool(c) for c in ch)
@@ -222,11 +212,44 @@ class Evaluator:
         raise RecheckError(f"unknown node {tag}")
 
 
+def model_values(model: z3.ModelRef) -> dict[str, Value]:
+    """Every constant the model interprets, by name: exact rationals and booleans
+    (other sorts are left out; :meth:`Evaluator.var` reads them one by one)."""
+    ctx, m = model.ctx.ref(), model.model
+    out: dict[str, Value] = {}
+    for i in range(z3.Z3_model_get_num_consts(ctx, m)):
+        d = z3.Z3_model_get_const_decl(ctx, m, i)
+        a = z3.Z3_model_get_const_interp(ctx, m, d)
+        if a is None:
+            continue
+        name = z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, d))
+        if z3.Z3_get_ast_kind(ctx, a) == z3.Z3_NUMERAL_AST:
+            out[name] = Fraction(z3.Z3_get_numeral_string(ctx, a))
+        else:
+            b = z3.Z3_get_bool_value(ctx, a)
+            if b != z3.Z3_L_UNDEF:
+                out[name] = b == z3.Z3_L_TRUE
+    return out
+
+
+def _value(v: z3.ExprRef, e: z3.ExprRef) -> Value:
+    if z3.is_true(v):
+        return True
+    if z3.is_false(v):
+        return False
+    if z3.is_rational_value(v):
+        return Fraction(v.numerator_as_long(), v.denominator_as_long())
+    if z3.is_int_value(v):
+        return Fraction(v.as_long())
+    raise RecheckError(f"cannot read a value for {e}: {v}")
+
+
 def recheck(model: z3.ModelRef, constraints: Iterable[tuple[str, z3.BoolRef]],
-            cache: FormulaCache | None = None) -> Evaluator:
-    """Evaluate every constraint exactly; raise :class:`RecheckError` naming the
-    first violated one.  Returns the evaluator (its values are reused for display)."""
-    ev = Evaluator(model, cache)
+            cache: FormulaCache | None = None, bind: dict[str, Value] | None = None) -> Evaluator:
+    """Evaluate every constraint exactly (with ``bind``'s variables fixed); raise
+    :class:`RecheckError` naming the first violated one.  Returns the evaluator (its
+    values are reused for display)."""
+    ev = Evaluator(model, cache, bind)
     for tag, c in constraints:
         if not ev.boolean(c):
             raise RecheckError(f"constraint [{tag}] is violated by the solver's model: {c}")

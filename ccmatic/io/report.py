@@ -100,4 +100,6 @@ def verify_json(rep: VerifyReport) -> dict[str, Any]:
         out["reason"] = o.reason
     if rep.query.expect is not None:
         out["expect"] = rep.query.expect
+    if rep.smt2 is not None:
+        out["smt2"] = str(rep.smt2)
     return out

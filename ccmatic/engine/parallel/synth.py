@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from ccmatic.core.options import SynthOptions
-from ccmatic.core.results import SynthStatus
+from ccmatic.core.results import SynthStats, SynthStatus
 from ccmatic.core.scenario import Query
-from ccmatic.engine.cegis import Solution, Synthesizer, SynthResult, SynthStats
+from ccmatic.engine.cegis import Solution, Synthesizer, SynthResult
 from ccmatic.engine.parallel.executor import CexPool, Executor
 from ccmatic.engine.templates import (
     Candidate,

@@ -1,0 +1,145 @@
+"""CEGIS's verifier side: how one candidate of a template is checked (thesis B.1).
+
+* **Incremental** (the default): one session holds network ∧ initial conditions ∧
+  assumptions ∧ ¬property ∧ the whole template, its hole products written as choices
+  among their linear instances (:mod:`ccmatic.encode.selectors`); a candidate is
+  checked by assuming its selectors, so nothing is re-encoded and what Z3 learned
+  about the network carries over to the next candidate.
+* **Fresh**: a fork of a never-checked session holding the network, with the
+  candidate's constraints (holes substituted) added; Z3 preprocesses it as a whole.
+  An incremental check left undecided is posed once more this way.
+* **Re-verification** of a solution: a fresh solver on a separately built encoding,
+  the candidate compiled strictly from its file form (units checked), with the
+  non-vacuity check of :func:`ccmatic.engine.verify.solve`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from fractions import Fraction
+from pathlib import Path
+
+import z3
+
+from ccmatic.core.errors import SpecError
+from ccmatic.core.options import RunOptions, SynthOptions
+from ccmatic.core.results import Proved, SynthStats
+from ccmatic.core.scenario import Query
+from ccmatic.encode.cca import CcaEncoding, encode_cca
+from ccmatic.encode.problem import Problem
+from ccmatic.encode.selectors import NotLinear, Selectors
+from ccmatic.encode.trace import Tagged
+from ccmatic.engine.session import Answer, Session, SolverUnknown, answer, set_timeout
+from ccmatic.engine.smt2 import write_smt2
+from ccmatic.engine.templates import Candidate
+from ccmatic.engine.verify import build_query, solve
+from ccmatic.semantics.z3domain import rat
+from ccmatic.spec.cca import CcaProgram
+
+
+class CandidateChecker:
+    """``stats``: the run's counters; this side adds verifier and re-verify seconds,
+    fresh checks and ill-typed candidates."""
+
+    def __init__(self, query: Query, prog: CcaProgram, opts: SynthOptions, hvars: dict[str, z3.ArithRef],
+                 domains: dict[str, tuple[Fraction, ...]], stats: SynthStats) -> None:
+        self.query, self.prog, self.opts, self.hvars = query, prog, opts, hvars
+        self.problem, prop = build_query(query, prog, "symbolic", hvars.__getitem__)
+        self.neg_prop: Tagged = ("negated property", z3.Not(prop))
+        self.base = self.problem.base(with_cca=False)
+        seed, timeout = opts.run.seed, opts.run.timeout_s
+        self.selectors: Selectors | None = Selectors(hvars, domains)
+        try:
+            template = [(tag, self.selectors.rewrite(c)) for tag, c in self.problem.cca.constraints.items]
+        except NotLinear:  # a hole in a divisor: substitute per candidate instead
+            self.selectors, template = None, []
+        self.session = Session([*self.base, self.neg_prop, *template], timeout, seed)
+        self.pristine = Session([*self.base, self.neg_prop], timeout, seed)  # never checked: forked
+        self._fresh: tuple[Problem, z3.BoolRef, Session] | None = None  # re-verification's own encoding
+        self.deadline: float | None = None  # the run's budget, as a perf_counter time
+        self.stats = stats
+        self._dumped = 0
+
+    def cca_constraints(self, cand: Candidate) -> list[Tagged]:
+        """The candidate's CCA constraints: the symbolic encoding with holes replaced."""
+        pairs = [(self.hvars[h], rat(v)) for h, v in cand.items()]
+        return [(tag, z3.substitute(c, *pairs)) for tag, c in self.problem.cca.constraints.items]
+
+    def check(self, cand: Candidate, cap: float | None, stop: Callable[[], bool]) -> Answer:
+        """One candidate's check (``cap``: its time limit), timed into the stats."""
+        t0 = time.perf_counter()
+        try:
+            self._dump(cand)
+            return self._check(cand, cap, stop)
+        finally:
+            self.stats.verifier_s += time.perf_counter() - t0
+
+    def _check(self, cand: Candidate, cap: float | None, stop: Callable[[], bool]) -> Answer:
+        """Posed as :attr:`SynthOptions.verifier` says.  A check the incremental session
+        leaves undecided (``--verifier-slice``, or the whole ``cap``, ran out) is posed
+        once more in a fresh fork, with what is left of ``cap`` (all of it again after
+        a whole ``cap``, unless the run's budget is spent)."""
+        if self.opts.verifier == "fresh":
+            return self._fresh_check(cand, cap)
+        slice_s = self.opts.slice_s
+        first = cap if slice_s is None or (cap is not None and cap <= slice_s) else slice_s
+        set_timeout(self.session.solver, first)  # the run's budget also bounds the check in progress
+        t0 = time.perf_counter()
+        if self.selectors is not None:
+            r = self.session.check_assuming(self.selectors.assumptions(cand))
+        else:
+            r = self.session.check(self.cca_constraints(cand))
+        if not isinstance(r, SolverUnknown) or stop():
+            return r
+        if first == cap:  # the whole check timed out: once more, unless the budget is spent
+            if self.deadline is not None and time.perf_counter() >= self.deadline:
+                return r
+            rest = cap if self.deadline is None else min(cap or math.inf, self.deadline - time.perf_counter())
+        else:
+            rest = None if cap is None else cap - (time.perf_counter() - t0)
+        self.stats.fresh_checks += 1
+        return self._fresh_check(cand, rest)
+
+    def _fresh_check(self, cand: Candidate, cap: float | None) -> Answer:
+        return answer(self.pristine.fork(self.cca_constraints(cand), cap).solver)
+
+    def _dump(self, cand: Candidate) -> None:
+        """``--dump-smt2 DIR``: each candidate's check, holes substituted, for other solvers."""
+        out = self.opts.run.dump_smt2
+        if out is None:
+            return
+        self._dumped += 1
+        holes = ", ".join(f"?{h}={v}" for h, v in cand.items())
+        write_smt2(Path(out) / f"{self.query.name}-{self._dumped:04d}.smt2",
+                   [c for _t, c in [*self.base, self.neg_prop, *self.cca_constraints(cand)]],
+                   comment=f"ccmatic synth {self.query.name}, T={self.query.T}, candidate {holes}\n"
+                           "unsat: the candidate meets the query; sat: a counterexample")
+
+    def reverify(self, cand: Candidate) -> bool:
+        """Re-verify a solution in a fresh solver, from a separately built encoding;
+        the candidate is checked strictly (units), its property re-checked, and the
+        setup confirmed to admit a trace (no vacuous proof)."""
+        t0 = time.perf_counter()
+        try:
+            if self._fresh is None:
+                fresh, prop = build_query(self.query, self.prog, "symbolic", self.hvars.__getitem__)
+                network = Session(fresh.base(with_cca=False), self.opts.run.timeout_s, self.opts.run.seed + 1)
+                self._fresh = fresh, prop, network
+            fresh, prop, network = self._fresh
+            m = self.query.model
+            try:
+                code = self.prog.code(m.R, m.D, self.query.T, dict(cand))
+            except SpecError:
+                self.stats.ill_typed += 1
+                return False
+            enc = CcaEncoding()
+            for f in range(fresh.trace.N):
+                enc.constraints.extend(encode_cca(code, fresh.trace, f, self.prog.name).constraints)
+            prob = replace(fresh, cca=enc, holes=dict(cand))
+            run = RunOptions(self.opts.run.timeout_s, self.opts.run.seed + 1)
+            return isinstance(solve(prob, prop, run, network), Proved)
+        finally:
+            self.stats.reverify_s += time.perf_counter() - t0
