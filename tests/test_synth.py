@@ -181,9 +181,12 @@ def test_verify_rejects_a_template() -> None:
     assert code == 2 and "template with holes" in err and len(err.strip().splitlines()) == 1
 
 
-def test_ctrl_c_stops_cleanly_and_keeps_solutions() -> None:
+@pytest.mark.parametrize("reverify", ["inline", "background"])
+def test_ctrl_c_stops_cleanly_and_keeps_solutions(reverify: str) -> None:
     """SIGINT (Ctrl-C) during a long run: status interrupted, exit code 3, and the
-    solutions found so far are printed.  The signal arrives while Z3 is busy."""
+    solutions found so far are printed (with --reverify background, those whose
+    re-verification was in: the worker is stopped).  The signal arrives while Z3 is
+    busy."""
     import os
     import signal
     import threading
@@ -195,7 +198,7 @@ def test_ctrl_c_stops_cleanly_and_keeps_solutions() -> None:
 
     threading.Thread(target=later, daemon=True).start()
     t0 = time.monotonic()
-    code, out, _ = run("synth", str(T41 / "G6.toml"), "--json")
+    code, out, _ = run("synth", str(T41 / "G6.toml"), "--json", "--reverify", reverify)
     assert code == 3
     d = json.loads(out)
     assert d["status"] == "interrupted"
@@ -236,13 +239,14 @@ def _solution_set(r) -> list[str]:  # type: ignore[no-untyped-def]
     return sorted(" ".join(f"{k}={v}" for k, v in sorted(s.holes.items())) for s in r.solutions)
 
 
-@pytest.mark.parametrize("verifier", ["incremental", "fresh", "sliced"])
+@pytest.mark.parametrize("verifier", ["incremental", "fresh", "sliced", "background"])
 @pytest.mark.parametrize("name", ["G1-T5", "G5-infinite"])
 def test_solution_sets_are_golden_whatever_the_verifier_mode(name: str, verifier: str) -> None:
     """The exact solution set (every hole of every printed representative) is the one
-    recorded before the speed work of issue 14, however candidates are checked."""
+    recorded before the speed work of issue 14, however candidates are checked and
+    wherever solutions are re-verified."""
     opts = replace(OPTS, verifier="fresh" if verifier == "fresh" else "incremental",
-                   slice_s=0.002 if verifier == "sliced" else None)
+                   slice_s=0.002 if verifier == "sliced" else None, background_reverify=verifier == "background")
     s = Synthesizer(_query(name), opts)
     r = s.run()
     assert r.status == "complete"

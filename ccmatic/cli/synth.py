@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any, TextIO
@@ -40,7 +41,12 @@ from ccmatic.engine.parallel.synth import synthesize_parallel
 def synth_options(args: argparse.Namespace, record: bool) -> SynthOptions:
     return SynthOptions(run_options(args), positive_seconds("--budget", args.budget), record,
                         verifier=getattr(args, "verifier", "incremental"),
+                        background_reverify=_background(getattr(args, "reverify", "auto")),
                         slice_s=positive_seconds("--verifier-slice", getattr(args, "verifier_slice", None)))
+
+
+def _background(mode: str) -> bool:
+    return mode == "background" or (mode == "auto" and (os.cpu_count() or 1) > 1)
 
 
 def cmd_synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -189,6 +195,10 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
     sy.add_argument("--verifier", choices=VERIFIER_MODES, default="incremental",
                     help="how candidates are checked: under assumptions in one session holding the whole "
                          "template (default), or each in a fresh fork of the network (docs/performance.md)")
+    sy.add_argument("--reverify", choices=("auto", "background", "inline"), default="auto",
+                    help="re-verify each solution in a worker process on another core while the search "
+                         "goes on, or in this process (default auto: background if the machine has "
+                         "more than one core)")
     sy.add_argument("--verifier-slice", type=float, default=None, metavar="S",
                     help="incremental: hand a check to a fresh fork after S seconds (default: only once "
                          "the whole --timeout ran out)")

@@ -38,3 +38,6 @@ class SynthOptions:
     # network (Z3's whole-formula preprocessing, no carried state)
     verifier: VerifierMode = "incremental"
     slice_s: float | None = None  # incremental: seconds before a check is handed to a fresh fork
+    # re-verify solutions in a worker process on another core while the search goes on
+    # (``--reverify``); sequential runs only (parallel synthesis uses every core already)
+    background_reverify: bool = False

@@ -8,9 +8,10 @@
 * **Fresh**: a fork of a never-checked session holding the network, with the
   candidate's constraints (holes substituted) added; Z3 preprocesses it as a whole.
   An incremental check left undecided is posed once more this way.
-* **Re-verification** of a solution: a fresh solver on a separately built encoding,
-  the candidate compiled strictly from its file form (units checked), with the
-  non-vacuity check of :func:`ccmatic.engine.verify.solve`.
+* **Re-verification** of a solution (:class:`Reverifier`): a fresh solver on a
+  separately built encoding, the candidate compiled strictly from its file form
+  (units checked), with the non-vacuity check of :func:`ccmatic.engine.verify.solve`;
+  in this process, or in a worker process on another core (``--reverify background``).
 """
 
 from __future__ import annotations
@@ -29,20 +30,21 @@ from ccmatic.core.options import RunOptions, SynthOptions
 from ccmatic.core.results import Proved, SynthStats
 from ccmatic.core.scenario import Query
 from ccmatic.encode.cca import CcaEncoding, encode_cca
-from ccmatic.encode.problem import Problem
 from ccmatic.encode.selectors import NotLinear, Selectors
+from ccmatic.encode.template_units import hole_var
 from ccmatic.encode.trace import Tagged
+from ccmatic.engine.parallel.executor import LocalExecutor
 from ccmatic.engine.session import Answer, Session, SolverUnknown, answer, set_timeout
 from ccmatic.engine.smt2 import write_smt2
 from ccmatic.engine.templates import Candidate
-from ccmatic.engine.verify import build_query, solve
+from ccmatic.engine.verify import build_query, query_cca, solve
 from ccmatic.semantics.z3domain import rat
 from ccmatic.spec.cca import CcaProgram
 
 
 class CandidateChecker:
-    """``stats``: the run's counters; this side adds verifier and re-verify seconds,
-    fresh checks and ill-typed candidates."""
+    """Checks candidates and re-verifies solutions for one synthesis run.  ``stats``:
+    the run's counters; this side adds verifier and re-verify seconds and fresh checks."""
 
     def __init__(self, query: Query, prog: CcaProgram, opts: SynthOptions, hvars: dict[str, z3.ArithRef],
                  domains: dict[str, tuple[Fraction, ...]], stats: SynthStats) -> None:
@@ -58,7 +60,9 @@ class CandidateChecker:
             self.selectors, template = None, []
         self.session = Session([*self.base, self.neg_prop, *template], timeout, seed)
         self.pristine = Session([*self.base, self.neg_prop], timeout, seed)  # never checked: forked
-        self._fresh: tuple[Problem, z3.BoolRef, Session] | None = None  # re-verification's own encoding
+        self._reverifier: Reverifier | None = None  # built at the first solution
+        self._background: LocalExecutor | None = None  # re-verification on another core
+        self._pending: list[tuple[Candidate, object]] = []
         self.deadline: float | None = None  # the run's budget, as a perf_counter time
         self.stats = stats
         self._dumped = 0
@@ -119,27 +123,83 @@ class CandidateChecker:
                            "unsat: the candidate meets the query; sat: a counterexample")
 
     def reverify(self, cand: Candidate) -> bool:
-        """Re-verify a solution in a fresh solver, from a separately built encoding;
-        the candidate is checked strictly (units), its property re-checked, and the
-        setup confirmed to admit a trace (no vacuous proof)."""
+        """Re-verify a solution now (:class:`Reverifier`)."""
         t0 = time.perf_counter()
         try:
-            if self._fresh is None:
-                fresh, prop = build_query(self.query, self.prog, "symbolic", self.hvars.__getitem__)
-                network = Session(fresh.base(with_cca=False), self.opts.run.timeout_s, self.opts.run.seed + 1)
-                self._fresh = fresh, prop, network
-            fresh, prop, network = self._fresh
-            m = self.query.model
-            try:
-                code = self.prog.code(m.R, m.D, self.query.T, dict(cand))
-            except SpecError:
-                self.stats.ill_typed += 1
-                return False
-            enc = CcaEncoding()
-            for f in range(fresh.trace.N):
-                enc.constraints.extend(encode_cca(code, fresh.trace, f, self.prog.name).constraints)
-            prob = replace(fresh, cca=enc, holes=dict(cand))
-            run = RunOptions(self.opts.run.timeout_s, self.opts.run.seed + 1)
-            return isinstance(solve(prob, prop, run, network), Proved)
+            if self._reverifier is None:
+                self._reverifier = Reverifier(self.query, self.prog, self.opts)
+            return self._reverifier.check(cand)
         finally:
             self.stats.reverify_s += time.perf_counter() - t0
+
+    # -- re-verification on another core ------------------------------------------------------
+    def submit(self, cand: Candidate) -> None:
+        """Re-verify a solution in a background worker process; :meth:`settled` gives
+        the outcomes in submission order."""
+        if self._background is None:
+            self._background = LocalExecutor(1, in_process=False)
+        self._pending.append((cand, self._background.submit(reverify_task, (self.query, self.opts, cand))))
+
+    def settled(self, wait: bool) -> list[tuple[Candidate, bool]]:
+        """The re-verifications finished so far (all of them if ``wait``), oldest
+        first; a later one is held back until those before it are in."""
+        out: list[tuple[Candidate, bool]] = []
+        while self._pending and self._background is not None:
+            cand, h = self._pending[0]
+            if not wait and not self._background.done(h):
+                break
+            _h, (ok, secs) = self._background.wait_any([h])
+            self.stats.reverify_s += secs
+            out.append((cand, bool(ok)))
+            self._pending.pop(0)
+        return out
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def close(self) -> None:
+        """Stop the background worker; re-verifications not yet in are dropped."""
+        if self._background is not None:
+            self._background.close()
+            self._background = None
+        self._pending = []
+
+
+class Reverifier:
+    """Re-verification of solutions in a fresh solver each, from a separately built
+    encoding: the candidate compiled strictly from its file form (units), its
+    property re-checked, and the setup confirmed to admit a trace (no vacuous
+    proof)."""
+
+    def __init__(self, query: Query, prog: CcaProgram, opts: SynthOptions) -> None:
+        self.query, self.prog = query, prog
+        self.run = RunOptions(opts.run.timeout_s, opts.run.seed + 1)
+        self.problem, self.prop = build_query(query, prog, "symbolic", hole_var)
+        self.network = Session(self.problem.base(with_cca=False), self.run.timeout_s, self.run.seed)  # forked
+
+    def check(self, cand: Candidate) -> bool:
+        m = self.query.model
+        try:
+            code = self.prog.code(m.R, m.D, self.query.T, dict(cand))
+        except SpecError:
+            return False
+        enc = CcaEncoding()
+        for f in range(self.problem.trace.N):
+            enc.constraints.extend(encode_cca(code, self.problem.trace, f, self.prog.name).constraints)
+        prob = replace(self.problem, cca=enc, holes=dict(cand))
+        return isinstance(solve(prob, self.prop, self.run, self.network), Proved)
+
+
+_WORKER_REVERIFIERS: dict[tuple[str, int], Reverifier] = {}  # per worker process: built once per query
+
+
+def reverify_task(arg: tuple[Query, SynthOptions, Candidate]) -> tuple[bool, float]:
+    """A background worker's job: re-verify one solution; (holds, seconds)."""
+    query, opts, cand = arg
+    t0 = time.perf_counter()
+    key = (query.path, query.T)
+    if key not in _WORKER_REVERIFIERS:
+        _WORKER_REVERIFIERS.clear()
+        _WORKER_REVERIFIERS[key] = Reverifier(query, query_cca(query), opts)
+    return _WORKER_REVERIFIERS[key].check(cand), time.perf_counter() - t0

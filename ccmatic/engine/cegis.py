@@ -217,8 +217,11 @@ class Synthesizer:
                 if verdict == "stop":
                     status = "interrupted"
                     break
+                self._settle(wait=False)
                 if progress is not None:
                     progress(self, time.perf_counter() - start)
+            if status != "interrupted":
+                self._settle(wait=True)  # the solutions still being re-verified in the background
         except KeyboardInterrupt:
             status = "interrupted"
         except z3.Z3Exception:
@@ -227,6 +230,8 @@ class Synthesizer:
             if not stop():
                 raise
             status = "interrupted"
+        finally:
+            self.checker.close()  # on an interrupt, re-verifications not yet in are dropped
         return SynthResult(status, list(self.solutions), self.stats, list(self.unknown), time.perf_counter() - start)
 
     def _budget_left(self, start: float) -> float | None:
@@ -251,6 +256,19 @@ class Synthesizer:
         self._seen.add(key)
         return cand
 
+    def _accept(self, rep: Candidate) -> None:
+        self.solutions.append(Solution(rep, fill_template(self.prog, rep, self.header(rep))))
+        self._block_solution(rep)
+
+    def _settle(self, wait: bool) -> None:
+        """Take in the background re-verifications that are done (all, if ``wait``)."""
+        for rep, ok in self.checker.settled(wait):
+            if ok:
+                self._accept(rep)
+            else:  # never accept what a fresh check does not confirm
+                self.unknown.append(dict(rep))
+                self.stats.unknown += 1
+
     def _holes_of(self, model: z3.ModelRef) -> Candidate:
         ev = Evaluator(model, self.fcache)
         return {h: ev.num(v) for h, v in self.hvars.items()}
@@ -265,9 +283,12 @@ class Synthesizer:
             rep = self._representative(cand, stop)
             if rep is None:
                 verdict = "stop"
-            elif self.reverify(rep):
-                self.solutions.append(Solution(rep, fill_template(self.prog, rep, self.header(rep))))
+            elif self.opts.background_reverify:  # blocked now; a solution once re-verified
+                self.checker.submit(rep)
                 self._block_solution(rep)
+                return "solution"
+            elif self.reverify(rep):
+                self._accept(rep)
                 return "solution"
             else:  # never accept what a fresh check does not confirm
                 cand, verdict = rep, "stop" if stop() else "unknown"

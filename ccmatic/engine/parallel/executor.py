@@ -109,8 +109,11 @@ def _worker_init() -> None:
 class LocalExecutor:
     kind = "local"
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, in_process: bool | None = None) -> None:
+        """``in_process``: run tasks in this process when waited for (default: when
+        ``jobs`` is 1; a background worker wants a process even then)."""
         self.jobs = max(1, jobs)
+        self.in_process = self.jobs == 1 if in_process is None else in_process
         self._pool: ProcessPoolExecutor | None = None
         self._manager: Any = None
         self._futures: list[Future[Any]] = []
@@ -122,7 +125,7 @@ class LocalExecutor:
         return self._pool
 
     def submit(self, fn: Callable[[Any], Any], arg: Any) -> Any:
-        if self.jobs == 1:
+        if self.in_process:
             return _Inline(fn, arg)
         f = self._procs().submit(fn, arg)
         self._futures = [x for x in self._futures if not x.done()] + [f]
@@ -137,8 +140,12 @@ class LocalExecutor:
         assert isinstance(h, Future)
         return h, h.result()
 
+    def done(self, handle: Any) -> bool:
+        """Whether waiting for ``handle`` would return at once."""
+        return isinstance(handle, _Inline) or bool(handle.done())
+
     def cex_pool(self) -> CexPool:
-        if self.jobs == 1:
+        if self.in_process:
             return _ListPool([])
         if self._manager is None:
             self._manager = multiprocessing.get_context("spawn").Manager()

@@ -27,7 +27,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -189,7 +189,8 @@ def synthesize_parallel(query: Query, opts: SynthOptions, ex: Executor,
     cubes = initial_cubes(domains, order, max(1, cubes_per_worker * ex.jobs))
     pool = ex.cex_pool() if share else None
     run_id = uuid.uuid4().hex
-    opts = SynthOptions(opts.run, opts.budget_s, record_counterexamples=True)
+    # every core runs a cube already: no background re-verification
+    opts = replace(opts, record_counterexamples=True, background_reverify=False)
     solutions: dict[tuple[tuple[str, Fraction], ...], Candidate] = {}
     unknown: list[Candidate] = []
     stats = SynthStats()
