@@ -1,10 +1,12 @@
-"""Shared helpers for the model and belief tests: one-property queries and
-proved/refuted assertions that explain what the solver found instead."""
+"""Shared test helpers: the ``ccmatic`` command run in-process, one-property
+queries, and proved/refuted assertions that explain what the solver found instead."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+from ccmatic.cli.main import main
 from ccmatic.core.errors import Loc
 from ccmatic.core.model import ModelConfig
 from ccmatic.core.options import RunOptions
@@ -15,6 +17,13 @@ from ccmatic.engine.verify import VerifyReport, verify
 from ccmatic.io.report import trace_table
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(*argv: object) -> tuple[int, str, str]:
+    """``ccmatic ARGV`` in this process: exit code, stdout, stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    code = main([str(a) for a in argv], out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
 
 
 def query(model: ModelConfig, T: int, prop: str, assume: tuple[str, ...] = (), cca: str = "any_sender",

@@ -7,13 +7,12 @@ position, e.g. a missing file or a command-line option).  Fixtures live in
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 
 import pytest
+from helpers import run_cli as run
 
-from ccmatic.cli.main import main
 from ccmatic.core.errors import SpecError
 
 BAD = Path(__file__).parent / "data" / "bad"
@@ -22,10 +21,6 @@ BAD = Path(__file__).parent / "data" / "bad"
 LINE = re.compile(r"^(?P<file>.+?)(?::(?P<line>\d+)(?::(?P<col>\d+))?)?: error: (?P<msg>.+)$")
 
 
-def run(*argv: object) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    rc = main([str(a) for a in argv], out=out, err=err)
-    return rc, out.getvalue(), err.getvalue()
 
 
 def expect_error(argv: tuple[object, ...], file: object, line: int | None = None, col: int | None = None,

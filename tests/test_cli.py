@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
@@ -10,16 +9,11 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-
-from ccmatic.cli.main import main
+from helpers import run_cli as run
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_verify_proved_exit_0_and_json() -> None:

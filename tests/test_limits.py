@@ -5,15 +5,14 @@ rather than overflowed.  Each case: exit 2, one line naming where, the limit's w
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import time
 from pathlib import Path
 
 import pytest
+from helpers import run_cli as run
 
-from ccmatic.cli.main import main
 from tests.test_bad_input import LINE
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,10 +20,6 @@ Q = ROOT / "queries" / "verify" / "const_rate-ccac.toml"
 G1 = ROOT / "queries" / "table4_1" / "G1-T4.toml"
 
 
-def run(*argv: object) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main([str(a) for a in argv], out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def refused(*argv: object, where: str, words: tuple[str, ...] = ()) -> str:

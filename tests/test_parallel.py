@@ -10,7 +10,6 @@ Ray, for real — the Ray tests start a local Ray instance with 2 CPUs and stop 
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 from collections.abc import Iterator
@@ -19,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import run_cli as run
 
-from ccmatic.cli.main import main
 from ccmatic.core.options import SynthOptions
 from ccmatic.core.scenario import Query
 from ccmatic.engine.cegis import Synthesizer
@@ -65,10 +64,6 @@ def executor(request: pytest.FixtureRequest) -> Iterator[Executor]:
         ex.close()
 
 
-def run(*argv: object) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main([str(a) for a in argv], out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def load(query: str) -> Query:

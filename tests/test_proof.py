@@ -19,7 +19,6 @@ about parallelism, so that no worker processes are spawned.
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import re
@@ -28,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import run_cli as run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ccmatic.cli.main import main
 from ccmatic.engine.proof.search import next_probe, simplest_between
 
 PROOFS = Path(__file__).parent / "data" / "proofs"
@@ -42,10 +41,6 @@ MAIN = PROOFS / "const_rate-ideal.toml"
 ERROR_LINE = re.compile(r"^(?P<file>.+?)(?::(?P<line>\d+)(?::(?P<col>\d+))?)?: error: (?P<msg>.+)$")
 
 
-def run(*argv: object) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main([str(a) for a in argv], out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def prove(path: Path, *extra: object, jobs: int = 1) -> tuple[int, dict[str, Any]]:

@@ -8,15 +8,13 @@ the proofs' steady-state bounds.  Runs are short (a few simulated seconds).
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from ccmatic.cli.main import main
+from helpers import run_cli as run
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"
@@ -25,10 +23,6 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 LINE = re.compile(r"^(?P<file>.+?)(?::(?P<line>\d+)(?::(?P<col>\d+))?)?: error: (?P<msg>.+)$")
 
 
-def run(*argv: object) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main([str(a) for a in argv], out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def _no_constant(name: str) -> Any:

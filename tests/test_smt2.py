@@ -9,7 +9,6 @@ Tests that run Yices or cvc5 skip when they are not installed
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -21,8 +20,8 @@ from pathlib import Path
 
 import pytest
 import z3
+from helpers import run_cli as run
 
-from ccmatic.cli.main import main
 from ccmatic.core.errors import EngineError
 from ccmatic.core.options import RunOptions
 from ccmatic.core.scenario import Query
@@ -48,10 +47,6 @@ FORBIDDEN = ("at-most", "at-least", "to_real", "to_int", "Int")
 ANSWERS = {"cc_qdel-ccac": "unsat", "const_rate-ccac": "sat"}
 
 
-def run(*argv: object) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main([str(a) for a in argv], out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def _load(path: Path) -> Query:

@@ -3,15 +3,14 @@ re-verification, unknown handling, and the CLI (checkpoints: test_checkpoint.py)
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import z3
+from helpers import run_cli as run
 
-from ccmatic.cli.main import main
 from ccmatic.core.options import RunOptions, SynthOptions
 from ccmatic.core.scenario import Query
 from ccmatic.encode.template_units import hole_var, unit_constraints
@@ -154,9 +153,6 @@ def test_undecided_candidates_make_a_search_incomplete() -> None:
     assert not d["unknown_candidates"] and d["status"] == "complete" and code == 0
 
 
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    return main(list(argv), out=out, err=err), out.getvalue(), err.getvalue()
 
 
 def test_cli_synth_json_and_files(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -99,7 +98,7 @@ def _command(args: argparse.Namespace, kind: str, p: Path, extra: list[str]) -> 
 def run_timed(cmd: list[str]) -> tuple[float, dict[str, Any], int]:
     """Process wall seconds, the command's JSON report, and its exit code."""
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy(), check=False)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0
     try:
         report = json.loads(done.stdout)

@@ -35,7 +35,7 @@ from ccmatic.encode.template_units import hole_var
 from ccmatic.encode.trace import Tagged
 from ccmatic.engine.parallel.executor import LocalExecutor
 from ccmatic.engine.session import Answer, Session, SolverUnknown, answer, set_timeout
-from ccmatic.engine.smt2 import write_smt2
+from ccmatic.engine.smt2 import dump_check
 from ccmatic.engine.templates import Candidate
 from ccmatic.engine.verify import build_query, query_cca, solve
 from ccmatic.semantics.z3domain import rat
@@ -117,10 +117,10 @@ class CandidateChecker:
             return
         self._dumped += 1
         holes = ", ".join(f"?{h}={v}" for h, v in cand.items())
-        write_smt2(Path(out) / f"{self.query.name}-{self._dumped:04d}.smt2",
+        dump_check(Path(out) / f"{self.query.name}-{self._dumped:04d}.smt2",
                    [c for _t, c in [*self.base, self.neg_prop, *self.cca_constraints(cand)]],
-                   comment=f"ccmatic synth {self.query.name}, T={self.query.T}, candidate {holes}\n"
-                           "unsat: the candidate meets the query; sat: a counterexample")
+                   f"ccmatic synth {self.query.name}, T={self.query.T}, candidate {holes}\n"
+                   "unsat: the candidate meets the query; sat: a counterexample")
 
     def reverify(self, cand: Candidate) -> bool:
         """Re-verify a solution now (:class:`Reverifier`)."""

@@ -256,15 +256,20 @@ class Synthesizer:
         self._seen.add(key)
         return cand
 
-    def _accept(self, rep: Candidate) -> None:
-        self.solutions.append(Solution(rep, fill_template(self.prog, rep, self.header(rep))))
+    def accept(self, rep: Candidate) -> None:
+        """Count a re-verified solution and block its class."""
+        self._record(rep)
         self._block_solution(rep)
 
+    def _record(self, rep: Candidate) -> None:
+        self.solutions.append(Solution(rep, fill_template(self.prog, rep, self.header(rep))))
+
     def _settle(self, wait: bool) -> None:
-        """Take in the background re-verifications that are done (all, if ``wait``)."""
+        """Take in the background re-verifications that are done (all, if ``wait``);
+        their classes were blocked when they were submitted."""
         for rep, ok in self.checker.settled(wait):
             if ok:
-                self._accept(rep)
+                self._record(rep)
             else:  # never accept what a fresh check does not confirm
                 self.unknown.append(dict(rep))
                 self.stats.unknown += 1
@@ -283,12 +288,12 @@ class Synthesizer:
             rep = self._representative(cand, stop)
             if rep is None:
                 verdict = "stop"
-            elif self.opts.background_reverify:  # blocked now; a solution once re-verified
+            elif self.opts.background_reverify:  # blocked now; a solution once re-verified (_settle)
                 self.checker.submit(rep)
                 self._block_solution(rep)
                 return "solution"
             elif self.reverify(rep):
-                self._accept(rep)
+                self.accept(rep)
                 return "solution"
             else:  # never accept what a fresh check does not confirm
                 cand, verdict = rep, "stop" if stop() else "unknown"

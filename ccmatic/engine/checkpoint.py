@@ -22,8 +22,8 @@ from typing import Any
 from ccmatic import __version__
 from ccmatic.core.errors import EngineError, Loc, SpecError
 from ccmatic.core.files import atomic_write
-from ccmatic.engine.cegis import Solution, Synthesizer
-from ccmatic.engine.templates import Candidate, fill_template
+from ccmatic.engine.cegis import Synthesizer
+from ccmatic.engine.templates import Candidate
 
 FORMAT = 2
 
@@ -93,8 +93,7 @@ def resume(syn: Synthesizer, path: str | Path) -> list[Candidate]:
         if set(cand) != set(syn.domains) or any(v not in syn.domains[h] for h, v in cand.items()):
             raise _bad(p, f"stored solution {show(cand)} is outside the template's hole domains")
         if syn.reverify(cand):
-            syn.solutions.append(Solution(cand, fill_template(syn.prog, cand, syn.header(cand))))
-            syn._block_solution(cand)
+            syn.accept(cand)
         else:
             dropped.append(cand)
     for k, v in data.get("stats", {}).items():

@@ -99,8 +99,8 @@ class Evaluator:
             self._values = model_values(self.model)
         return self._values
 
-    def var(self, e: z3.ExprRef, name: str | None = None) -> Value:
-        name = e.decl().name() if name is None else name
+    def var(self, e: z3.ExprRef, name: str) -> Value:
+        """The value of variable ``e``, named ``name`` (its declaration's name)."""
         hit = self.vars.get(name)
         if hit is not None:
             return hit

@@ -23,7 +23,10 @@ def make_solver(timeout_s: float | None, seed: int, logic: str | None = LOGIC) -
     """The one place where solvers are created: timeout (ms), seed and logic are set
     here.  ``QF_LRA`` lets Z3 use its specialised solver, several times faster on
     CEGIS checks than the general one."""
-    s = z3.SolverFor(logic) if logic else z3.Solver()
+    return _configure(z3.SolverFor(logic) if logic else z3.Solver(), timeout_s, seed)
+
+
+def _configure(s: z3.Solver, timeout_s: float | None, seed: int) -> z3.Solver:
     # Z3's own Ctrl-C handler would swallow SIGINT during a check (the check just
     # returns unknown); ccmatic handles SIGINT itself and interrupts Z3 explicitly
     s.set("ctrl_c", False)
@@ -66,8 +69,10 @@ Answer = Sat | Unsat | SolverUnknown
 class Session:
     """A solver holding base constraints; checks happen in pushed scopes."""
 
-    def __init__(self, base: Iterable[Tagged], timeout_s: float | None, seed: int, logic: str | None = LOGIC) -> None:
-        self.solver = make_solver(timeout_s, seed, logic)
+    def __init__(self, base: Iterable[Tagged], timeout_s: float | None, seed: int, logic: str | None = LOGIC,
+                 solver: z3.Solver | None = None) -> None:
+        """``solver``: start from this (configured) solver instead of a new one."""
+        self.solver = solver if solver is not None else make_solver(timeout_s, seed, logic)
         self.seed = seed
         for _tag, c in base:
             self.solver.add(c)
@@ -76,19 +81,8 @@ class Session:
         """A new session holding these constraints and ``extra``.  Fork only a session
         that never checked: the fork is then as fresh as a newly built one (no learned
         state), at a fraction of the cost of adding every constraint again."""
-        s = self.solver.translate(self.solver.ctx)
-        s.set("ctrl_c", False)
-        set_timeout(s, timeout_s)
-        s.set("random_seed", self.seed)
-        for _tag, c in extra:
-            s.add(c)
-        return Session.of(s, self.seed)
-
-    @staticmethod
-    def of(solver: z3.Solver, seed: int) -> Session:
-        sess = Session.__new__(Session)
-        sess.solver, sess.seed = solver, seed
-        return sess
+        copy = _configure(self.solver.translate(self.solver.ctx), timeout_s, self.seed)
+        return Session(extra, timeout_s, self.seed, solver=copy)
 
     @contextmanager
     def scope(self) -> Iterator[z3.Solver]:

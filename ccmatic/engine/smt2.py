@@ -19,7 +19,7 @@ from pathlib import Path
 
 import z3
 
-from ccmatic.core.errors import EngineError
+from ccmatic.core.errors import EngineError, Loc, SpecError
 from ccmatic.core.files import atomic_write
 
 #: the operators a QF_LRA term may use (numerals and constants are checked apart)
@@ -102,3 +102,13 @@ def write_smt2(path: str | Path, assertions: list[z3.BoolRef], logic: str = "QF_
     p = Path(path)
     atomic_write(p, smt2_text(assertions, logic, comment))
     return p
+
+
+def dump_check(path: Path, assertions: list[z3.BoolRef], comment: str) -> Path:
+    """``--dump-smt2``: write one check; a file that cannot be written is bad input
+    (the folder the user named), one line and exit code 2."""
+    try:
+        return write_smt2(path, assertions, comment=comment)
+    except OSError as e:
+        raise SpecError(Loc("--dump-smt2"), f"cannot write '{path}': {e.strerror or e}",
+                        "give a folder you can write to") from None

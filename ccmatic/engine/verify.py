@@ -19,7 +19,6 @@ from pathlib import Path
 
 import z3
 
-from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.options import RunOptions
 from ccmatic.core.results import Counterexample, Outcome, Proved, Unknown, Verdict
 from ccmatic.core.scenario import Query
@@ -28,7 +27,7 @@ from ccmatic.encode.trace import Tagged
 from ccmatic.engine.extract import extract
 from ccmatic.engine.recheck import FormulaCache, RecheckError, recheck
 from ccmatic.engine.session import Sat, Session, SolverUnknown, Unsat
-from ccmatic.engine.smt2 import write_smt2
+from ccmatic.engine.smt2 import dump_check
 from ccmatic.semantics.z3domain import as_bool
 from ccmatic.sim.replay import replay_problem
 from ccmatic.spec import ir
@@ -78,7 +77,7 @@ def verify(query: Query, opts: RunOptions, prog: CcaProgram | None = None,
     prog = prog if prog is not None else query_cca(query)
     prob, prop = build_query(query, prog)
     encode_s = time.perf_counter() - t0
-    dumped = dump_check(opts.dump_smt2, query, prob, prop) if opts.dump_smt2 is not None else None
+    dumped = dump_query(opts.dump_smt2, query, prob, prop) if opts.dump_smt2 is not None else None
     if on_encoded is not None:
         on_encoded()
     t1 = time.perf_counter()
@@ -86,22 +85,16 @@ def verify(query: Query, opts: RunOptions, prog: CcaProgram | None = None,
     return VerifyReport(query, outcome, encode_s, time.perf_counter() - t1, len(prob.base()) + 1, dumped)
 
 
-def dump_check(folder: Path, query: Query, prob: Problem, prop: z3.BoolRef) -> Path:
+def dump_query(folder: Path, query: Query, prob: Problem, prop: z3.BoolRef) -> Path:
     """The check that decides the verdict (every constraint and the negated
     property) as ``folder/<query>.smt2``: unsat = proved, sat = counterexample."""
-    path = folder / f"{query.name}.smt2"
     cca = Path(query.scenario.cca_path).name
     comment = "\n".join([
         f"ccmatic verify {query.name} ({query.path}): cca {cca} on {query.model.summary()}, T={query.T}",
         "network, CCA, initial conditions and assumptions, and the negated property:",
         f"unsat = proved for all traces of T={query.T} steps, sat = counterexample",
         "(ccmatic also checks that the constraints without the negated property are sat, i.e. not vacuous)"])
-    try:
-        write_smt2(path, [c for _tag, c in prob.base()] + [z3.Not(prop)], comment=comment)
-    except OSError as e:
-        raise SpecError(Loc("--dump-smt2"), f"cannot write '{path}': {e.strerror or e}",
-                        "give a folder you can write to") from None
-    return path
+    return dump_check(folder / f"{query.name}.smt2", [c for _tag, c in prob.base()] + [z3.Not(prop)], comment)
 
 
 def solve(prob: Problem, prop: z3.BoolRef, opts: RunOptions, network: Session | None = None) -> Outcome:
