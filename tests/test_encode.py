@@ -9,7 +9,6 @@ from dataclasses import replace
 from fractions import Fraction as F
 
 import pytest
-import z3
 from helpers import ROOT, query
 
 from ccmatic.core.model import Buffer, ModelConfig
@@ -18,8 +17,6 @@ from ccmatic.core.units import unit_name
 from ccmatic.encode.problem import build
 from ccmatic.engine.verify import property_conditions, query_cca
 from ccmatic.io.library import Library
-from ccmatic.io.objectives import load_objectives
-from ccmatic.io.queries import load_query
 
 LIB = Library.default()
 CCAC = ModelConfig(name="ccac", family="ccac", C=F(100), R=1, D=1, buffer=Buffer("finite", F(2)), loss="droptail")
@@ -64,19 +61,6 @@ def test_a_read_the_build_was_not_told_about_is_an_engine_error() -> None:
     prob = build(q.scenario, prog, [])  # not told about c_lo
     with pytest.raises(Exception, match="not built"):
         prob.formula(cond)
-
-
-def test_cca_outputs_come_from_the_encoding() -> None:
-    """CEGIS reads each output's defining term from the encoding: one per output,
-    flow and step after the warm-up."""
-    lib = LIB
-    q = load_query(ROOT / "queries" / "table4_1" / "G1-T5.toml", lib, load_objectives(lib))
-    prog = query_cca(q)
-    prob = build(q.scenario, prog, property_conditions(q, prog), "symbolic", z3.Real)
-    m = q.model
-    warm = prog.warmup(m.R, m.D, q.T)
-    assert len(prob.cca.outputs) == len(prog.outputs) * m.N * (q.T - warm)
-    assert all(str(var).startswith("rate_") for var, _term in prob.cca.outputs)
 
 
 # -- the registry is the documented list -------------------------------------------------

