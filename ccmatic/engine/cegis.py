@@ -312,7 +312,9 @@ class Synthesizer:
                        for i, h in enumerate(consts)]
             self.gen.push()
             self.gen.add(*[self.hvars[h] == rat(cand[h]) for h in self.var_holes], z3.Or(*smaller))
+            t0 = time.perf_counter()
             g = self.gen.check()
+            self.stats.generator_s += time.perf_counter() - t0
             member = self._holes_of(self.gen.model()) if g == z3.sat else None
             self.gen.pop()
             if g == z3.unsat:
