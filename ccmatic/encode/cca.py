@@ -17,7 +17,8 @@ import z3
 from ccmatic.core.errors import EngineError
 from ccmatic.encode.trace import Constraints, SymbolicTrace
 from ccmatic.semantics.cca import initial_values, run_step
-from ccmatic.semantics.z3domain import Z3, rat
+from ccmatic.semantics.domain import Domain, V
+from ccmatic.semantics.z3domain import Z3
 from ccmatic.spec import ir
 from ccmatic.spec.step import StepCode
 
@@ -82,16 +83,17 @@ def _warm_up(code: StepCode, tr: SymbolicTrace, f: int, t: int, enc: CcaEncoding
 
 
 def outputs_on_values(code: StepCode, t: int, mss: Fraction, value: Callable[[str, int], Fraction | bool],
-                      holes: dict[str, z3.ArithRef]) -> dict[str, z3.ExprRef]:
-    """The template's outputs at step t as terms over the hole variables, when every
-    observation takes its value from a concrete trace (``value(name, step)``).  Used
-    by the CEGIS generator for Eq. B.1.4 pruning."""
+                      d: Domain[V], hole: Callable[[str], V]) -> dict[str, V]:
+    """The template's outputs at step t over domain ``d`` (Z3 terms over the hole
+    variables, or :class:`ccmatic.encode.finite.HoleDomain`'s guarded linear forms),
+    when every observation takes its value from a concrete trace
+    (``value(name, step)``).  Used by the CEGIS generator for Eq. B.1.4 pruning."""
 
-    def fetch(name: str, lag: int) -> z3.ExprRef:
+    def fetch(name: str, lag: int) -> V:
         v = value(name, t - lag)
-        return z3.BoolVal(v) if isinstance(v, bool) else rat(v)
+        return d.boolean(v) if isinstance(v, bool) else d.num(v)
 
-    def choose(options: list[z3.ExprRef], node: ir.Choose) -> z3.ExprRef:
+    def choose(options: list[V], node: ir.Choose) -> V:
         raise EngineError("a template has no choose() (the checker refuses it)")
 
-    return run_step(code, Z3, fetch, lambda p: rat(mss), choose, holes.__getitem__)
+    return run_step(code, d, fetch, lambda p: d.num(mss), choose, hole)

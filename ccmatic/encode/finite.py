@@ -35,10 +35,7 @@ from typing import Any
 
 import z3
 
-from ccmatic.semantics.cca import run_step
 from ccmatic.semantics.z3domain import rat
-from ccmatic.spec import ir
-from ccmatic.spec.step import StepCode
 
 Coeffs = tuple[tuple[str, Fraction], ...]  # sorted by hole name, no zero coefficient
 Lin = tuple[Coeffs, Fraction]  # Σ c_h·h + k
@@ -297,21 +294,6 @@ class HoleDomain:
         if hit is None:
             hit = self._term_cache[key] = [(c * v, v) for v in self.domains[h]]
         return hit
-
-
-def outputs_over_holes(code: StepCode, t: int, mss: Fraction, value: Callable[[str, int], Fraction | bool],
-                       d: HoleDomain) -> dict[str, Arith | Form]:
-    """The template's outputs at step t over the holes, when every observation takes
-    its value from a concrete trace (``value(name, step)``)."""
-
-    def fetch(name: str, lag: int) -> Arith | Form:
-        v = value(name, t - lag)
-        return v if isinstance(v, bool) else d.num(v)
-
-    def choose(options: list[Any], node: ir.Choose) -> Any:
-        raise NotLinear  # a template has no choose() (the checker refuses it)
-
-    return run_step(code, d, fetch, lambda p: d.num(mss), choose, d.hole)
 
 
 def differs(d: HoleDomain, out: Arith | Form, rec: Fraction | bool) -> Form:

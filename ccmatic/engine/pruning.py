@@ -9,21 +9,15 @@ real terms.  A template outside guarded linear forms gets the clause over Z3 ter
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 
 import z3
 
 from ccmatic.encode.cca import outputs_on_values
-from ccmatic.encode.finite import (
-    Form,
-    FormBuilder,
-    HoleDomain,
-    NotLinear,
-    differs,
-    or_,
-    outputs_over_holes,
-)
-from ccmatic.semantics.z3domain import rat
+from ccmatic.encode.finite import Form, FormBuilder, HoleDomain, NotLinear, differs, or_
+from ccmatic.semantics.domain import Domain, V
+from ccmatic.semantics.z3domain import Z3, rat
 from ccmatic.spec.step import StepCode
 
 Values = dict[str, dict[int, list[Fraction | bool]]]  # name -> flow -> per-step values
@@ -47,26 +41,21 @@ class Pruner:
                 pass
         return self._over_terms(values, mss)
 
-    def _steps(self) -> list[tuple[int, int]]:
-        return [(f, t) for f in range(self.flows) for t in range(self.code.warmup, self.T)]
+    def _outputs(self, values: Values, mss: Fraction, d: Domain[V],
+                 hole: Callable[[str], V]) -> Iterator[tuple[V, Fraction | bool]]:
+        """Each output at each step of each flow over ``d``, with its recorded value."""
+        for f in range(self.flows):
+            for t in range(self.code.warmup, self.T):
+                def value(name: str, step: int, f: int = f) -> Fraction | bool:
+                    return values[name][f][step]
+                outs = outputs_on_values(self.code, t, mss, value, d, hole)
+                for name, _b in self.code.outputs:
+                    yield outs[name], values[name][f][t]
 
     def _decided(self, values: Values, mss: Fraction) -> Form:
         d = self.domain
-        diffs: list[Form] = []
-        for f, t in self._steps():
-            def value(name: str, step: int, f: int = f) -> Fraction | bool:
-                return values[name][f][step]
-            outs = outputs_over_holes(self.code, t, mss, value, d)
-            diffs.extend(differs(d, outs[name], values[name][f][t]) for name, _b in self.code.outputs)
-        return or_(diffs)
+        return or_([differs(d, out, rec) for out, rec in self._outputs(values, mss, d, d.hole)])
 
     def _over_terms(self, values: Values, mss: Fraction) -> z3.BoolRef:
-        diffs = []
-        for f, t in self._steps():
-            def value(name: str, step: int, f: int = f) -> Fraction | bool:
-                return values[name][f][step]
-            outs = outputs_on_values(self.code, t, mss, value, self.hole_vars)
-            for name, _b in self.code.outputs:
-                rec = values[name][f][t]
-                diffs.append(outs[name] != (z3.BoolVal(rec) if isinstance(rec, bool) else rat(rec)))
-        return z3.Or(*diffs)
+        return z3.Or(*[out != (z3.BoolVal(rec) if isinstance(rec, bool) else rat(rec))
+                       for out, rec in self._outputs(values, mss, Z3, self.hole_vars.__getitem__)])
