@@ -14,7 +14,8 @@ import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ccmatic.engine.recheck import Evaluator, RecheckError, recheck
+from ccmatic.engine.recheck import Evaluator, FormulaCache, RecheckError, recheck
+from ccmatic.engine.recheck_compiled import compile_check
 
 X, Y, Z = z3.Reals("x y z")
 P, Q, R = z3.Bools("p q r")
@@ -267,3 +268,81 @@ def test_recheck_rejects_models_of_the_negation(f):
     with pytest.raises(RecheckError) as exc:
         recheck(m, [("true", z3.BoolVal(True)), ("the-formula", f)])
     assert "the-formula" in str(exc.value)
+
+
+# -- the compiled re-check (ccmatic.engine.recheck_compiled) --------------------------------
+def _compiled(*cs: tuple[str, z3.BoolRef]):
+    c = compile_check(FormulaCache(), list(cs))
+    assert c is not None
+    return c
+
+
+@SETTINGS
+@given(bool_term(4), st.lists(fractions_, min_size=3, max_size=3), st.lists(st.booleans(), min_size=3, max_size=3))
+def test_compiled_check_agrees_with_z3_and_the_interpreter(f, reals, bools):
+    """At a random point, the compiled check accepts f exactly when Z3 says f holds, and
+    rejects it, naming it, exactly when it does not."""
+    m = _model(*[v == rv(a) for v, a in zip(REALS, reals)], *[v == b for v, b in zip(BOOLS, bools)])
+    holds = z3.is_true(m.eval(f, model_completion=True))
+    assert Evaluator(m).boolean(f) is holds
+    check = compile_check(FormulaCache(), [("other", z3.BoolVal(True)), ("the-formula", f)])
+    if check is None:  # a division by a term that is not a non-zero numeral
+        return
+    if holds:
+        ev = check.recheck(m)
+        for v, a in zip(REALS, reals):
+            if ev.vars.get(v.decl().name()) is not None:  # read from the model
+                assert ev.vars[v.decl().name()] == a
+    else:
+        with pytest.raises(RecheckError, match="the-formula"):
+            check.recheck(m)
+
+
+def test_compiled_check_reuses_one_program_over_many_models():
+    check = _compiled(("sum", X + Y <= 15), ("pos", X > 0), ("q", z3.Implies(P, Y == 2 * X)))
+    for x in range(1, 6):
+        m = _model(X == x, Y == 2 * x, P)
+        ev = check.recheck(m)
+        assert ev.num(X + Y) == 3 * x  # the evaluator knows the values read
+    with pytest.raises(RecheckError, match=r"\[sum\]"):
+        check.recheck(_model(X == 6, Y == 12, P))
+    with pytest.raises(RecheckError, match=r"\[q\]"):
+        check.recheck(_model(X == 1, Y == 3, P))
+
+
+def test_compiled_check_binds_variables():
+    """Bound variables (a candidate's holes) take their bound values, not the model's."""
+    check = _compiled(("c", Y == 3 * X))
+    m = _model(X == 1, Y == 6)
+    with pytest.raises(RecheckError):
+        check.recheck(m)  # the model's own values: 6 != 3
+    assert check.recheck(m, {"x": Fraction(2)}).num(Y) == 6
+
+
+def test_compiled_check_completes_missing_variables():
+    """A variable the model leaves out (any value will do) is completed, as the
+    interpreter does: x + 0*z == x holds whatever z is."""
+    m = _model(X == 4)
+    check = _compiled(("c", X + 0 * Z == 4), ("d", z3.Or(P, z3.Not(P))))
+    check.recheck(m)
+
+
+def test_compiled_check_long_sums_and_products():
+    xs = [z3.Real(f"x{i}") for i in range(40)]
+    m = _model(*[x == i for i, x in enumerate(xs)])
+    total = sum(range(40))
+    check = _compiled(("sum", z3.Sum(xs) == total), ("prod", z3.Product(*[rv(Fraction(1, 2))] * 20, xs[3]) == rv(Fraction(3, 2 ** 20))))
+    check.recheck(m)
+    with pytest.raises(RecheckError, match="sum"):
+        _compiled(("sum", z3.Sum(xs) == total + 1)).recheck(m)
+
+
+def test_divisions_that_could_raise_are_left_to_the_interpreter():
+    """Every subterm of a compiled check is computed, so a division by a variable (zero
+    in the branch not taken) is not compiled; the interpreter handles it."""
+    c = z3.If(X == 0, rv(Fraction(0)), Y / X) == 0
+    assert compile_check(FormulaCache(), [("c", c)]) is None
+    assert compile_check(FormulaCache(), [("c", X / 0 == 1)]) is None
+    m = _model(X == 0, Y == 1)
+    recheck(m, [("c", c)])  # the interpreter takes only the branch chosen
+    assert compile_check(FormulaCache(), [("c", X / 4 == 0)]) is not None

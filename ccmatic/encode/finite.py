@@ -73,29 +73,37 @@ def _combine(a: Arith, b: Arith, f: Callable[[Lin, Lin], Lin]) -> Arith:
     out = []
     for ga, la in a.leaves:
         for gb, lb in b.leaves:
-            g = and_([ga, gb])
+            g = gb if ga is True else ga if gb is True else and_([ga, gb])
             if g is not False:
                 out.append((g, f(la, lb)))
     return Arith(tuple(out))
 
 
 def _add(a: Lin, b: Lin) -> Lin:
+    return _plus(a, b, 1)
+
+
+def _plus(a: Lin, b: Lin, sign: int) -> Lin:
+    """a + b (``sign`` 1) or a - b (``sign`` -1)."""
+    k = a[1] + b[1] if sign > 0 else a[1] - b[1]
     if not b[0]:
-        return a[0], a[1] + b[1]
+        return a[0], k
     c = dict(a[0])
     for h, x in b[0]:
-        c[h] = c.get(h, ZERO) + x
-    return tuple(sorted((h, x) for h, x in c.items() if x)), a[1] + b[1]
+        c[h] = c.get(h, ZERO) + x if sign > 0 else c.get(h, ZERO) - x
+    return tuple(sorted((h, x) for h, x in c.items() if x)), k
 
 
 def _scale(a: Lin, k: Fraction) -> Lin:
     if not k:
         return (), ZERO
+    if k == 1:
+        return a
     return tuple((h, x * k) for h, x in a[0]), a[1] * k
 
 
 def _sub(a: Lin, b: Lin) -> Lin:
-    return _add(a, _scale(b, Fraction(-1)))
+    return _plus(a, b, -1)
 
 
 def _mul(a: Lin, b: Lin) -> Lin:
@@ -179,7 +187,7 @@ class HoleDomain:
         raise NotLinear
 
     def neg(self, a: Arith) -> Arith:
-        return Arith(tuple((g, _scale(lin, Fraction(-1))) for g, lin in a.leaves))
+        return Arith(tuple((g, (tuple((h, -x) for h, x in lin[0]), -lin[1])) for g, lin in a.leaves))
 
     def sum(self, items: list[Arith]) -> Arith:
         acc = _const(ZERO)
@@ -315,6 +323,8 @@ class FormBuilder:
         self.vars = hole_vars
         self.is_value = {h: {v: hole_vars[h] == rat(v) for v in dom} for h, dom in domains.items()}
         self._atoms: dict[tuple[Any, ...], z3.BoolRef] = {}
+        self._products: dict[tuple[str, Fraction], z3.ArithRef] = {}
+        self._zero = rat(ZERO)
         self._ctx = z3.main_ctx()
 
     def build(self, f: Form) -> z3.BoolRef:
@@ -338,9 +348,23 @@ class FormBuilder:
         return z3.BoolRef(ast, self._ctx)
 
     def _atom(self, f: tuple[Any, ...]) -> z3.BoolRef:
+        """``Σ c·h + k > 0`` (or ``>= 0``, ``== 0``) as one flat sum, built through the
+        C API from cached products ``c·h``."""
         hit = self._atoms.get(f)
         if hit is None:
             (coeffs, k), op = f[2], f[1]
-            term = z3.Sum(*[rat(c) * self.vars[h] for h, c in coeffs]) + rat(k)
-            hit = self._atoms[f] = term > 0 if op == "gt" else term >= 0 if op == "ge" else term == 0
+            ctx = self._ctx.ref()
+            term = self._add([*[self._product(h, c) for h, c in coeffs], rat(k)])
+            mk = z3.Z3_mk_gt if op == "gt" else z3.Z3_mk_ge if op == "ge" else z3.Z3_mk_eq
+            hit = self._atoms[f] = self._bool(mk(ctx, term.as_ast(), self._zero.as_ast()))
+        return hit
+
+    def _add(self, parts: list[z3.ArithRef]) -> z3.ArithRef:
+        arr = (z3.Ast * len(parts))(*[p.as_ast() for p in parts])
+        return z3.ArithRef(z3.Z3_mk_add(self._ctx.ref(), len(parts), arr), self._ctx)
+
+    def _product(self, h: str, c: Fraction) -> z3.ArithRef:
+        hit = self._products.get((h, c))
+        if hit is None:
+            hit = self._products[(h, c)] = rat(c) * self.vars[h]
         return hit

@@ -32,6 +32,7 @@ from ccmatic.encode.template_units import hole_var, unit_constraints
 from ccmatic.engine.candidate_check import CandidateChecker
 from ccmatic.engine.pruning import Pruner, Values
 from ccmatic.engine.recheck import Evaluator, FormulaCache, RecheckError, recheck
+from ccmatic.engine.recheck_compiled import compile_check
 from ccmatic.engine.session import (
     Sat,
     Unsat,
@@ -83,6 +84,7 @@ class Synthesizer:
         self.problem = self.checker.problem
         self.tr = self.problem.trace
         self.fcache = FormulaCache()
+        self._compiled: Callable[[z3.ModelRef, dict[str, Fraction | bool]], Evaluator] | None = None
         # generator
         self.gen = make_solver(None, opts.run.seed)
         for h, dom in self.domains.items():
@@ -335,8 +337,7 @@ class Synthesizer:
         candidate's values (its CCA); then prune with it."""
         bind: dict[str, Fraction | bool] = {self.hole_names[h]: v for h, v in cand.items()}
         try:
-            constraints = [*self.checker.base, *self.problem.cca.constraints.items, self.checker.neg_prop]
-            ev = recheck(model, constraints, self.fcache, bind)
+            ev = self._rechecker()(model, bind)
         except RecheckError as e:
             raise EngineError(f"counterexample failed the exact re-check: {e}") from e
         values, mss = self._record_values(ev)
@@ -344,6 +345,16 @@ class Synthesizer:
         if self.opts.record_counterexamples:
             self.cex_log.append({"values": values_json(values), "MSS": str(mss)})
         self.stats.counterexamples += 1
+
+    def _rechecker(self) -> Callable[[z3.ModelRef, dict[str, Fraction | bool]], Evaluator]:
+        """The exact re-check of this run's counterexamples (every network constraint,
+        the template's CCA constraints, the negated property), compiled at first use."""
+        if self._compiled is None:
+            constraints = [*self.checker.base, *self.problem.cca.constraints.items, self.checker.neg_prop]
+            compiled = compile_check(self.fcache, constraints)
+            self._compiled = compiled.recheck if compiled is not None else (
+                lambda model, bind: recheck(model, constraints, self.fcache, bind))
+        return self._compiled
 
     def header(self, cand: Candidate) -> str:
         q = self.query
