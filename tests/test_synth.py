@@ -143,16 +143,31 @@ def test_unknown_is_never_a_solution() -> None:
     assert r.stats.fresh_checks >= r.stats.unknown
 
 
-def test_undecided_candidates_make_a_search_incomplete() -> None:
-    """A search that ends with undecided candidates says so (exit 3), never 'complete'."""
-    code, out, _ = run("synth", str(T41 / "G1-T4.toml"), "--timeout", "0.001", "--json")
+def _tiny_library(tmp_path: Path) -> Path:
+    """A library holding G1-T4's query with a 12-candidate template."""
+    lib = tmp_path / "lib"
+    (lib / "templates").mkdir(parents=True)
+    (lib / "queries").mkdir()
+    (lib / "templates" / "tiny.cca").write_text(
+        "# 12 candidates\n?b = {0, 1/2, 1, 2}\n?k = {-1, 0, 1}\nrate = max(?b * c_lo + ?k * MSS / R, MSS / R)\n")
+    text = (T41 / "G1-T4.toml").read_text().replace('cca = "tpl_ccac_2expr"', 'cca = "tiny"')
+    (lib / "queries" / "tiny.toml").write_text("\n".join(ln for ln in text.splitlines() if "_solutions" not in ln))
+    return lib
+
+
+def test_undecided_candidates_make_a_search_incomplete(tmp_path: Path) -> None:
+    """A search that ends with undecided candidates says so (exit 3), never 'complete'.
+    (A 1 ms check limit leaves almost every check undecided; a small template keeps
+    the search short, since each undecided candidate is blocked alone.)"""
+    lib = _tiny_library(tmp_path)
+    query = str(lib / "queries" / "tiny.toml")
+    code, out, _ = run("synth", query, "--lib", str(lib), "--timeout", "0.001", "--json")
     d = json.loads(out)
     assert d["unknown_candidates"] and d["status"] == "incomplete" and code == 3
-    code, out, _ = run("synth", str(T41 / "G1-T4.toml"), "--json")
+    assert all(c not in d["holes"] for c in d["unknown_candidates"])  # never printed as solutions
+    code, out, _ = run("synth", query, "--lib", str(lib), "--json")
     d = json.loads(out)
     assert not d["unknown_candidates"] and d["status"] == "complete" and code == 0
-
-
 
 
 def test_cli_synth_json_and_files(tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
 """Fine mode: a small-time-step simulation for empirical runs (thesis §4.2.4, B.6).
 
 The network runs in ticks of ``dt`` = (shortest RTprop) / ``ticks_per_rtt``: senders
-inject bytes, a drop-tail FIFO at the bottleneck serves C·dt bytes per tick, and each
-delivered byte's ACK returns to its sender after its flow's RTprop plus the link's
-jitter (:mod:`ccmatic.sim.links`).  Bytes reach the bottleneck at once (as in CCAC,
+decide at each tick how many packets they inject, the packets reach a drop-tail FIFO
+served at C, each at its own instant within the tick, with service between arrivals
+(:mod:`ccmatic.sim.bottleneck`), and each delivered packet's ACK returns to its sender
+after its flow's RTprop plus the link's jitter (:mod:`ccmatic.sim.links`).  Bytes reach the bottleneck at once (as in CCAC,
 the whole propagation delay is on the ACK path).
 
 A CCA file keeps its step semantics: a flow's CCA runs once per *step* of one RTprop
@@ -37,6 +38,7 @@ from ccmatic.core.quantities import ACK_CLOCKED, OBSERVATIONS, OUTPUTS, QUANTITI
 from ccmatic.semantics import beliefs, qdel
 from ccmatic.semantics.cca import initial_values, run_step
 from ccmatic.semantics.domain import FLOAT
+from ccmatic.sim.bottleneck import Bottleneck
 from ccmatic.sim.links import AckDelay
 from ccmatic.sim.records import Flow, FlowRecord, RttSamples, SimConfig, SimResult
 from ccmatic.spec import ir
@@ -236,22 +238,6 @@ class _Sender:
         return math.floor(allow / self.mss + 1e-9) * self.mss  # whole packets
 
 
-def _droptail(offered: list[float], room: float, mss: float) -> list[float]:
-    """Whole packets enter while they fit; when the tick's packets do not all fit,
-    the flows take turns (one packet each, round robin)."""
-    if sum(offered) <= room + 1e-9:
-        return list(offered)
-    left = [round(o / mss) for o in offered]
-    got = [0] * len(offered)
-    while room >= mss - 1e-9 and any(left):
-        for f in range(len(left)):
-            if left[f] and room >= mss - 1e-9:
-                left[f] -= 1
-                got[f] += 1
-                room -= mss
-    return [g * mss for g in got]
-
-
 def simulate(cfg: SimConfig) -> SimResult:
     """Run the fine-mode simulation (see module doc)."""
     if not cfg.flows:
@@ -266,69 +252,55 @@ def simulate(cfg: SimConfig) -> SimResult:
     senders = [_Sender(i, fl, cfg, dt, rng) for i, fl in enumerate(cfg.flows)]
     link = cfg.link
     acks = AckDelay(link, N, rng)
-    cap = link.C * dt
-    buf = math.inf if link.buffer is None else link.buffer
-    fifo: deque[list[float]] = deque()  # [flow, bytes, send time]
-    qbytes = 0.0
     pending: list[deque[tuple[float, float, float]]] = [deque() for _ in range(N)]  # (ack time, cum delivered, sent at)
     delivered_cum = [0.0] * N
     queue = np.zeros(ticks)
+    peak = np.zeros(ticks)
     delivered = np.zeros((ticks, N))
     sent = np.zeros((ticks, N))
     lost = np.zeros((ticks, N))
     rtts = [RttSamples() for _ in range(N)]
-    for i in range(ticks):
-        now = i * dt
+    tick = 0
+
+    def on_delivered(f: int, at: float, arrived: float) -> None:
+        delivered_cum[f] += cfg.mss
+        delivered[tick, f] += cfg.mss
+        pending[f].append((acks.ack_time(f, at, senders[f].flow.R), delivered_cum[f], arrived))
+
+    bottleneck = Bottleneck(link.C, math.inf if link.buffer is None else link.buffer, cfg.mss, on_delivered)
+    for tick in range(ticks):
+        now = tick * dt
         for f, snd in enumerate(senders):
-            pend = pending[f]
-            while pend and pend[0][0] <= now + 1e-12:
-                at, cum, sent_at = pend.popleft()
-                snd.S_ack = cum
-                snd.last_rtt = at - sent_at
-                snd.last_delay = max(0.0, at - sent_at - snd.flow.R)
-                rtts[f].append(at, at - sent_at)
+            _take_acks(snd, pending[f], rtts[f], now)
         offered = [0.0] * N
         for f, snd in enumerate(senders):
-            if not snd.active(i):
-                snd.L_hist.append(snd.L)
+            if not snd.active(tick):
                 continue
-            if (i - snd.start_tick) % snd.steps_per == 0:
-                snd.on_boundary(i, now)
-            offered[f] = snd.allowance(i, dt)
-        admitted = _droptail(offered, max(0.0, buf - qbytes), cfg.mss)
+            if (tick - snd.start_tick) % snd.steps_per == 0:
+                snd.on_boundary(tick, now)
+            offered[f] = snd.allowance(tick, dt)
+        admitted = bottleneck.tick(now, dt, [round(o / cfg.mss) for o in offered], rng)
         for f, snd in enumerate(senders):
-            if not snd.active(i):
-                continue
             o = offered[f]
-            if o <= 0:
-                snd.L_hist.append(snd.L)
-                continue
-            if snd.rate is not None:
-                snd.pace_credit -= o
-            ok = admitted[f]
-            snd.A += o
-            snd.L += o - ok
+            if snd.active(tick) and o > 0:
+                ok = admitted[f] * cfg.mss
+                if snd.rate is not None:
+                    snd.pace_credit -= o
+                snd.A += o
+                snd.L += o - ok
+                sent[tick, f] = o
+                lost[tick, f] = o - ok
             snd.L_hist.append(snd.L)
-            sent[i, f] = o
-            lost[i, f] = o - ok
-            if ok > 0:
-                fifo.append([float(f), ok, now])
-                qbytes += ok
-        # service
-        budget = cap
-        while budget > 1e-12 and fifo:
-            head = fifo[0]
-            take = min(budget, head[1])
-            f = int(head[0])
-            head[1] -= take
-            budget -= take
-            qbytes -= take
-            delivered_cum[f] += take
-            delivered[i, f] += take
-            t_ack = acks.ack_time(f, now + dt, senders[f].flow.R)
-            pending[f].append((t_ack, delivered_cum[f], head[2]))
-            if head[1] <= 1e-9:
-                qbytes -= head[1]
-                fifo.popleft()
-        queue[i] = max(qbytes, 0.0)
-    return SimResult(cfg, dt, queue, delivered, sent, lost, rtts, [s.record for s in senders])
+        queue[tick] = bottleneck.qbytes
+        peak[tick] = bottleneck.peak
+    return SimResult(cfg, dt, queue, delivered, sent, lost, rtts, [s.record for s in senders], peak)
+
+
+def _take_acks(snd: _Sender, pend: deque[tuple[float, float, float]], rtts: RttSamples, now: float) -> None:
+    """The ACKs that have reached the sender by ``now``: S, and an RTT sample each."""
+    while pend and pend[0][0] <= now + 1e-12:
+        at, cum, sent_at = pend.popleft()
+        snd.S_ack = cum
+        snd.last_rtt = at - sent_at
+        snd.last_delay = max(0.0, at - sent_at - snd.flow.R)
+        rtts.append(at, at - sent_at)

@@ -36,21 +36,31 @@ class Link:
 class AckDelay:
     """Draws the extra ACK delay (beyond R) of bytes delivered at a time τ."""
 
+    BATCH = 4096  # uniform draws taken from the generator at a time
+
     def __init__(self, link: Link, n_flows: int, rng: np.random.Generator) -> None:
         self.link = link
         self.rng = rng
         self.last_ack = [0.0] * n_flows
         self.next_release = 0.0
+        self._draws: list[float] = []
+
+    def _uniform(self) -> float:
+        """Uniform in [0, D)."""
+        if not self._draws:
+            self._draws = (self.rng.random(self.BATCH) * self.link.D).tolist()
+            self._draws.reverse()
+        return self._draws.pop()
 
     def ack_time(self, flow: int, delivered_at: float, R: float) -> float:
         kind, D = self.link.kind, self.link.D
         if kind == "ideal" or D <= 0:
             t = delivered_at + R
         elif kind == "cbr_delay":
-            t = delivered_at + R + float(self.rng.uniform(0.0, D))
+            t = delivered_at + R + self._uniform()
         else:
             while self.next_release < delivered_at:
-                self.next_release += float(self.rng.uniform(0.0, D))
+                self.next_release += self._uniform()
             t = self.next_release + R
         t = max(t, self.last_ack[flow])  # cumulative ACKs: FIFO per flow
         self.last_ack[flow] = t

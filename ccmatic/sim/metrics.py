@@ -107,6 +107,7 @@ def metrics(res: SimResult, warmup: float = 0.0) -> Metrics:
     deliv = res.delivered[i0:]
     util = float(deliv.sum()) / (C * span) if span > 0 else 0.0
     q = res.queue[i0:]
+    q_max = float((res.queue_peak if res.queue_peak is not None else res.queue)[i0:].max())
     lost_all = res.lost[i0:].sum(axis=1)
     sent_total = float(res.sent[i0:].sum())
     per_R = max(1, round(rmin / dt))
@@ -137,8 +138,8 @@ def metrics(res: SimResult, warmup: float = 0.0) -> Metrics:
                                  ev, ev / (s_f / cfg.mss) if s_f > 0 else 0.0))
     return Metrics(
         utilization=util,
-        queue_mean_bytes=float(q.mean()), queue_max_bytes=float(q.max()),
-        queue_mean_bdp=float(q.mean()) / bdp, queue_max_bdp=float(q.max()) / bdp,
+        queue_mean_bytes=float(q.mean()), queue_max_bytes=q_max,
+        queue_mean_bdp=float(q.mean()) / bdp, queue_max_bdp=q_max / bdp,
         queue_mean_delay=float(q.mean()) / C,
         loss_per_R_mean=float(lost_all.sum()) / cfg.mss / n_R if n_R > 0 else 0.0,
         loss_per_R_max=float(lw.max()) if len(lw) else 0.0,

@@ -1,0 +1,93 @@
+"""The fine mode's bottleneck: a drop-tail FIFO served at rate C, packet by packet.
+
+Within a tick, every packet reaches the bottleneck at its own instant: a flow's n
+packets of the tick are spread evenly over it, from a phase drawn afresh for each flow
+and tick, so no flow is systematically first.  Between two arrivals the queue is
+served at C, so arrivals and service interleave; a packet is admitted when the bytes
+queued (including what is left of the packet in service) plus its own fit in the
+buffer, so a buffer of β bytes holds β bytes, whatever the tick length.  Every
+arriving packet is treated alike: whether it is dropped depends only on the queue it
+finds, never on its flow's index.
+
+A packet is delivered when its last byte leaves the queue; its ACK time is drawn by
+the link (:class:`ccmatic.sim.links.AckDelay`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+EPS = 1e-9
+
+Delivered = Callable[[int, float, float], None]  # (flow, delivery time, arrival time)
+
+
+class Bottleneck:
+    """The queue and its server; time only moves forward."""
+
+    def __init__(self, C: float, buffer: float, mss: float, on_delivered: Delivered) -> None:
+        self.C = C
+        self.buffer = buffer
+        self.mss = mss
+        self.on_delivered = on_delivered
+        self.fifo: deque[list[float]] = deque()  # [flow, bytes left, arrival time]
+        self.qbytes = 0.0
+        self.peak = 0.0  # the largest queue in the current tick (bytes)
+        self.t = 0.0  # served up to this time
+
+    def serve_until(self, t: float) -> None:
+        """Serve the queue at C from :attr:`t` to ``t``."""
+        now = self.t
+        if t <= now:
+            return
+        fifo = self.fifo
+        while fifo:
+            head = fifo[0]
+            done = now + head[1] / self.C
+            if done > t + EPS:
+                served = (t - now) * self.C
+                head[1] -= served
+                self.qbytes -= served
+                break
+            self.qbytes -= head[1]
+            fifo.popleft()
+            now = done
+            self.on_delivered(int(head[0]), done, head[2])
+        if not fifo:
+            self.qbytes = 0.0
+        self.t = max(self.t, t)
+
+    def arrive(self, flow: int, t: float) -> bool:
+        """One packet of ``flow`` reaches the queue at ``t``: admitted (True) or
+        dropped."""
+        self.serve_until(t)
+        if self.qbytes + self.mss > self.buffer + EPS:
+            return False
+        self.fifo.append([float(flow), self.mss, t])
+        self.qbytes += self.mss
+        self.peak = max(self.peak, self.qbytes)
+        return True
+
+    def tick(self, start: float, dt: float, packets: list[int], rng: np.random.Generator) -> list[int]:
+        """Run one tick [start, start + dt): ``packets[f]`` packets of flow f arrive,
+        spread evenly from a random phase; returns how many of each were admitted
+        (:attr:`peak` is then the tick's largest queue)."""
+        arrivals: list[tuple[float, int]] = []
+        phases = rng.random(len(packets))
+        for f, n in enumerate(packets):
+            if n:
+                gap = dt / n
+                arrivals.extend((start + (k + float(phases[f])) * gap, f) for k in range(n))
+        arrivals.sort()
+        self.peak = self.qbytes
+        admitted = [0] * len(packets)
+        for t, f in arrivals:
+            if self.arrive(f, t):
+                admitted[f] += 1
+        self.serve_until(start + dt)
+        return admitted
