@@ -181,8 +181,8 @@ def test_shallow_buffer_loss_bounded_for_cc_probe_slow_but_grows_for_bbr() -> No
     """1/16-BDP buffer: quadrupling the BDP (24 -> 96 Mbit/s) leaves cc_probe_slow's
     loss bounded on the CBR-delay link (<= 2 packets per step, its proved bound) while
     BBRv1's loss per RTprop grows about 4x (ProbeBW's extra quarter of a BDP does not
-    fit).  BBR runs on the ideal link: with ACK jitter its delivery-rate samples are
-    not yet Linux's, which masks the growth (the strict xfail below)."""
+    fit).  BBR runs on the ideal link: with ACK jitter it loses heavily at every BDP,
+    which masks the growth (the strict xfail below)."""
     bbr = [run("bbr1", C=c, buffer=1 / 16, duration=20)[1].loss_per_R_mean  # type: ignore[attr-defined]
            for c in (24, 96)]
     assert bbr[0] > 1 and bbr[1] > 3 * bbr[0], bbr
@@ -192,8 +192,8 @@ def test_shallow_buffer_loss_bounded_for_cc_probe_slow_but_grows_for_bbr() -> No
         assert m.loss_per_R_mean <= 1  # type: ignore[attr-defined]
 
 
-@pytest.mark.xfail(strict=True, reason="BBR's delivery-rate sample is not Linux's rate sampler yet (issue 15, "
-                   "item 2): with ACK jitter it overestimates BtlBw and loses heavily at every BDP")
+@pytest.mark.xfail(strict=True, reason="BBRv1 loses heavily at every BDP on the CBR-delay link; likely cause: its "
+                   "delivery-rate sample is not Linux's rate sampler yet (issue 15, item 2)")
 def test_bbr_shallow_buffer_loss_grows_with_bdp_on_the_cbr_delay_link() -> None:
     """Thesis B.6's contrast on its own link: BBRv1's loss per RTprop on a 1/16-BDP
     buffer grows about 4x when the BDP does."""
