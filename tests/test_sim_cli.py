@@ -177,6 +177,12 @@ def test_stagger_and_warmup_in_config() -> None:
     assert default["config"]["warmup_s"] == pytest.approx(0.6)  # 20% of the run
 
 
+def test_a_one_packet_buffer_is_accepted() -> None:
+    """The smallest buffer that holds a packet (0.00625 BDP at 48 Mbit/s, 40 ms) runs."""
+    d = sim_json("reno", "--buffer", "0.00625", "--duration", "2")
+    assert d["metrics"]["queue_max_bytes"] <= 1500 + 1e-6
+
+
 def test_infinite_buffer_has_no_loss() -> None:
     d = sim_json("reno", "--buffer", "inf", "--model", "ack_agg", "--duration", "2")
     assert d["config"]["buffer_bytes"] is None
@@ -211,6 +217,8 @@ def test_ideal_link_rtt_is_at_least_R_and_bounded_by_buffer() -> None:
     (("--C", "0"), "--C", ("positive",)),
     (("--C", "abc"), "--C", ("number",)),
     (("--buffer", "-1"), "--buffer", ("non-negative",)),
+    (("--buffer", "0"), "--buffer", ("less than one packet",)),
+    (("--buffer", "0.006"), "--buffer", ("less than one packet", "0.00625 BDP")),  # 1440 of 240,000 bytes
     (("--flows", "0"), "--flows", ("at least one flow",)),
     (("--R", "20,40,60", "--flows", "2"), "--R", ("one per flow",)),
     (("--R", "0"), "--R", ("positive",)),
@@ -248,6 +256,9 @@ def test_evaluate_bad_buffer_and_jobs(tmp_path: Path) -> None:
     expect_input_error(*base, "--buffer", "1", "--jobs", "0", "--out", out, where="--jobs", words=("at least one",))
     expect_input_error(*base, "--buffer", "1", "--C", "x", "--jobs", "1", "--out", out, where="--C")
     expect_input_error(*base, "--buffer", "1", "--model", "warp", "--jobs", "1", "--out", out, where="--model")
+    # 1/64 BDP at 24 Mbit/s and 20 ms is 937 bytes: no whole packet
+    expect_input_error(*base, "--buffer", "1/64,1", "--jobs", "1", "--out", out, where="--buffer",
+                       words=("less than one packet",))
     expect_input_error("evaluate", "tpl_ccac_2expr", "--out", out, words=("template with holes",))
     assert not out.exists()  # nothing written on bad input
 

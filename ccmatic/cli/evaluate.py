@@ -18,6 +18,7 @@ from typing import Any, Literal, TextIO
 from ccmatic.cli.common import Subparsers, executor_options, jobs_arg, library
 from ccmatic.cli.simulate import (
     _positive,
+    check_buffer,
     check_flows,
     check_seed,
     check_size,
@@ -39,6 +40,7 @@ from ccmatic.sim.grid import (
     check_bounds,
     run_task,
 )
+from ccmatic.sim.records import SimConfig
 
 #: CCA -> (proof, the steady state's form, its constants, the link it is proved on)
 PROOFS: dict[str, tuple[str, Literal["rate_beliefs", "cbr_beliefs"], tuple[str, ...], str | None]] = {
@@ -87,6 +89,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     kind = link_kind(args.model)
     Cs, Rs = _grid("--C", args.C, GRID_C), _grid("--R", args.R, GRID_R)
     Bs = _grid("--buffer", args.buffer, GRID_BUFFER, frac=True)
+    check_buffer(float(min(Bs)), min(Cs) * 1e6 / 8 * min(Rs) / 1000, SimConfig.mss)  # the grid's smallest
     duration = _positive("--duration", args.duration)
     check_size(duration, min(Rs) / 1000, args.flows)
     check_flows(args.flows)

@@ -91,10 +91,21 @@ def link_kind(text: str) -> LinkKind:
     return k
 
 
-def buffer_bytes(text: str, bdp: float) -> float | None:
+def buffer_bytes(text: str, bdp: float, mss: float) -> float | None:
     if text in ("inf", "infinite"):
         return None
-    return _positive("--buffer", text, allow_zero=True) * bdp
+    b = _positive("--buffer", text, allow_zero=True)
+    check_buffer(b, bdp, mss)
+    return b * bdp
+
+
+def check_buffer(b: float, bdp: float, mss: float) -> None:
+    """A drop-tail buffer admits whole packets: one that holds none drops everything,
+    and a run on it means nothing."""
+    if b * bdp < mss:
+        raise SpecError(Loc("--buffer"), f"a buffer of {b:g} BDP is {b * bdp:.0f} bytes, less than one packet "
+                        f"({mss:g} bytes): every packet would be dropped",
+                        f"give at least {mss / bdp:.3g} BDP (one packet) here, or 'inf'")
 
 
 def load_sim_cca(lib: Library, name: str) -> CcaProgram:
@@ -128,8 +139,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     check_size(duration, min(Rs), nflows)
     warm = check_warmup(duration * 0.2 if args.warmup is None else
                         _positive("--warmup", args.warmup, allow_zero=True), duration)
-    cfg = SimConfig(Link(kind, C, D, buffer_bytes(args.buffer, bdp)), flows, duration,
-                    mss=_positive("--mss", args.mss), seed=args.seed)
+    mss = _positive("--mss", args.mss)
+    cfg = SimConfig(Link(kind, C, D, buffer_bytes(args.buffer, bdp, mss)), flows, duration, mss=mss, seed=args.seed)
     if args.plot:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
     res = simulate(cfg)
