@@ -8,6 +8,7 @@ the proofs' steady-state bounds.  Runs are short (a few simulated seconds).
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from pathlib import Path
@@ -412,3 +413,41 @@ def test_seeds_matter_only_through_randomness() -> None:
     assert a["metrics"] == again["metrics"]
     assert a["metrics"] != b["metrics"]
     assert abs(a["metrics"]["utilization"] - b["metrics"]["utilization"]) < 0.01
+
+
+# -- --series: per-flow time series ---------------------------------------------------------
+
+def test_series_csv_has_a_row_per_flow_and_step(tmp_path: Path) -> None:
+    f = tmp_path / "out" / "series.csv"
+    code, out, err = run("simulate", "bbr1", "--with", "reno", "--flows", "2", "--duration", "2", "--series", f)
+    assert code == 0, err
+    assert f"series: {f}" in out
+    rows = list(csv.DictReader(f.open()))
+    assert len(rows) == 2 * 50  # two flows, 2 s of 40 ms steps
+    assert {r["cca"] for r in rows} == {"bbr1", "reno"}
+    assert "state.btl_bw" in rows[0] and "state.ssthresh" in rows[0]
+    for flow in ("0", "1"):
+        mine = [r for r in rows if r["flow"] == flow]
+        sent = [float(r["sent_B"]) for r in mine]
+        assert sent == sorted(sent) and sent[-1] > 0
+        assert float(mine[0]["queue_B"]) == 0.0  # nothing sent yet
+        assert all(float(r["acked_B"]) + float(r["lost_B"]) <= float(r["sent_B"]) + 1e-6 for r in mine)
+    bbr = [r for r in rows if r["cca"] == "bbr1"]
+    assert all(r["state.ssthresh"] == "" for r in bbr)  # reno's state is not bbr's
+    assert any(r["rtt_s"] == "" for r in bbr) and float(bbr[-1]["rtt_s"]) >= 0.04
+
+
+def test_series_json_is_strict_and_matches_the_metrics(tmp_path: Path) -> None:
+    f = tmp_path / "series.json"
+    d = sim_json("reno", "--duration", "2", "--series", f)
+    doc = strict_json(f.read_text())
+    (flow,) = doc["flows"]
+    s = flow["series"]
+    assert flow["cca"] == "reno" and flow["R_s"] == 0.04
+    assert len(s["time_s"]) == 50 and s["rtt_s"][0] is None
+    assert s["cwnd_B"][-1] > 0 and d["metrics"]["flows"][0]["throughput"] > 0
+
+
+def test_series_bad_suffix_is_input_error(tmp_path: Path) -> None:
+    expect_input_error("simulate", "reno", "--duration", "2", "--series", tmp_path / "s.txt", where="--series",
+                       words=(".csv",))

@@ -24,6 +24,7 @@ from ccmatic.core.limits import (
 )
 from ccmatic.io.library import Library
 from ccmatic.io.sim_plots import plot_run
+from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
 from ccmatic.sim.fine import simulate
 from ccmatic.sim.links import LINK_KINDS, Link, LinkKind
 from ccmatic.sim.metrics import metrics
@@ -143,10 +144,13 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cfg = SimConfig(Link(kind, C, D, buffer_bytes(args.buffer, bdp, mss)), flows, duration, mss=mss, seed=args.seed)
     if args.plot:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
+    series = output_file("--series", args.series, SERIES_SUFFIXES) if args.series else None
     res = simulate(cfg)
     m = metrics(res, warm)
     if args.plot:
         plot_run(res, args.plot)
+    if series is not None:
+        write_series(res, series)
     summary = run_summary(cfg, names, warm)
     if args.json:
         out.write(json.dumps({"config": summary, "metrics": m.json()}, indent=2) + "\n")
@@ -162,6 +166,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                   f"max {fm.rtt_max * 1000:.1f} ms\n" for i, fm in enumerate(m.flows))
     if args.plot:
         out.write(f"  plot: {args.plot}\n")
+    if series is not None:
+        out.write(f"  series: {series}\n")
     return 0
 
 
@@ -190,4 +196,6 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
     s.add_argument("--warmup", default=None, help="seconds excluded from the metrics (default 20%% of the run)")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--plot", metavar="FILE.png", help="plot rates, cwnd, queue and RTT")
+    s.add_argument("--series", metavar="FILE.csv", help="per-flow time series, one row per CCA step: rate, cwnd, "
+                   "bytes sent, ACKed and lost, RTT, queue and the CCA's state (.csv or .json)")
     s.set_defaults(handler=cmd_simulate)
