@@ -80,18 +80,16 @@ def _combine(a: Arith, b: Arith, f: Callable[[Lin, Lin], Lin]) -> Arith:
 
 
 def _add(a: Lin, b: Lin) -> Lin:
-    return _plus(a, b, 1)
-
-
-def _plus(a: Lin, b: Lin, sign: int) -> Lin:
-    """a + b (``sign`` 1) or a - b (``sign`` -1)."""
-    k = a[1] + b[1] if sign > 0 else a[1] - b[1]
     if not b[0]:
-        return a[0], k
+        return a[0], a[1] + b[1]
     c = dict(a[0])
     for h, x in b[0]:
-        c[h] = c.get(h, ZERO) + x if sign > 0 else c.get(h, ZERO) - x
-    return tuple(sorted((h, x) for h, x in c.items() if x)), k
+        c[h] = c.get(h, ZERO) + x
+    return tuple(sorted((h, x) for h, x in c.items() if x)), a[1] + b[1]
+
+
+def _neg(a: Lin) -> Lin:
+    return tuple((h, -x) for h, x in a[0]), -a[1]
 
 
 def _scale(a: Lin, k: Fraction) -> Lin:
@@ -103,7 +101,7 @@ def _scale(a: Lin, k: Fraction) -> Lin:
 
 
 def _sub(a: Lin, b: Lin) -> Lin:
-    return _plus(a, b, -1)
+    return _add(a, _neg(b))
 
 
 def _mul(a: Lin, b: Lin) -> Lin:
@@ -187,7 +185,7 @@ class HoleDomain:
         raise NotLinear
 
     def neg(self, a: Arith) -> Arith:
-        return Arith(tuple((g, (tuple((h, -x) for h, x in lin[0]), -lin[1])) for g, lin in a.leaves))
+        return Arith(tuple((g, _neg(lin)) for g, lin in a.leaves))
 
     def sum(self, items: list[Arith]) -> Arith:
         acc = _const(ZERO)
@@ -339,9 +337,8 @@ class FormBuilder:
             inner = self.build(f[1])  # held while Z3 builds on it
             return self._bool(z3.Z3_mk_not(self._ctx.ref(), inner.as_ast()))
         kids = [self.build(g) for g in f[1]]  # held while Z3 builds on them
-        arr = (z3.Ast * len(kids))(*[k.as_ast() for k in kids])
         mk = z3.Z3_mk_and if tag == "and" else z3.Z3_mk_or
-        return self._bool(mk(self._ctx.ref(), len(kids), arr))
+        return self._bool(mk(self._ctx.ref(), len(kids), _asts(kids)))
 
     def _bool(self, ast: z3.Ast) -> z3.BoolRef:
         """A formula built through Z3's C API (z3py's And/Or coerce every argument)."""
@@ -360,11 +357,15 @@ class FormBuilder:
         return hit
 
     def _add(self, parts: list[z3.ArithRef]) -> z3.ArithRef:
-        arr = (z3.Ast * len(parts))(*[p.as_ast() for p in parts])
-        return z3.ArithRef(z3.Z3_mk_add(self._ctx.ref(), len(parts), arr), self._ctx)
+        return z3.ArithRef(z3.Z3_mk_add(self._ctx.ref(), len(parts), _asts(parts)), self._ctx)
 
     def _product(self, h: str, c: Fraction) -> z3.ArithRef:
         hit = self._products.get((h, c))
         if hit is None:
             hit = self._products[(h, c)] = rat(c) * self.vars[h]
         return hit
+
+
+def _asts(terms: Sequence[z3.ExprRef]) -> Any:
+    """The terms as a C array of ASTs (the caller keeps the terms alive)."""
+    return (z3.Ast * len(terms))(*[t.as_ast() for t in terms])

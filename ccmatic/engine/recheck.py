@@ -12,7 +12,7 @@ CEGIS run re-checks many models of the same base encoding and reuses the cache.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import Any
 
@@ -189,10 +189,7 @@ class Evaluator:
         if tag == NEG:
             return -self._num(ch[0])
         if tag == MUL:
-            acc = Fraction(1)
-            for c in ch:
-                acc *= self._num(c)
-            return acc
+            return product(self._num(c) for c in ch)
         if tag == DIV:
             d = self._num(ch[1])
             if d == 0:
@@ -201,8 +198,7 @@ class Evaluator:
         if tag == TOREAL:
             return self._num(ch[0])
         if tag == TOINT:
-            v = self._num(ch[0])
-            return Fraction(v.numerator // v.denominator)
+            return floor_value(self._num(ch[0]))
         if tag == ATMOST:
             at_most: int = n[2]
             return sum(1 for c in ch if self._bool(c)) <= at_most
@@ -222,14 +218,31 @@ def model_values(model: z3.ModelRef) -> dict[str, Value]:
         a = z3.Z3_model_get_const_interp(ctx, m, d)
         if a is None:
             continue
-        name = z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, d))
-        if z3.Z3_get_ast_kind(ctx, a) == z3.Z3_NUMERAL_AST:
-            out[name] = Fraction(z3.Z3_get_numeral_string(ctx, a))
-        else:
-            b = z3.Z3_get_bool_value(ctx, a)
-            if b != z3.Z3_L_UNDEF:
-                out[name] = b == z3.Z3_L_TRUE
+        v = interp_value(ctx, a)
+        if v is not None:
+            out[z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, d))] = v
     return out
+
+
+def interp_value(ctx: Any, a: Any, parse: Callable[[str], Fraction] = Fraction) -> Value | None:
+    """A model's interpretation ``a`` (a C API AST) as an exact rational (its numeral
+    string through ``parse``) or a boolean; None for anything else."""
+    if z3.Z3_get_ast_kind(ctx, a) == z3.Z3_NUMERAL_AST:
+        return parse(z3.Z3_get_numeral_string(ctx, a))
+    b = z3.Z3_get_bool_value(ctx, a)
+    return None if b == z3.Z3_L_UNDEF else b == z3.Z3_L_TRUE
+
+
+def floor_value(v: Fraction) -> Fraction:
+    """``to_int``: the largest integer at most v."""
+    return Fraction(v.numerator // v.denominator)
+
+
+def product(vs: Iterable[Fraction]) -> Fraction:
+    acc = Fraction(1)
+    for v in vs:
+        acc *= v
+    return acc
 
 
 def _value(v: z3.ExprRef, e: z3.ExprRef) -> Value:

@@ -24,7 +24,16 @@ from fractions import Fraction
 import z3
 
 from ccmatic.engine import recheck as tags  # the node tags
-from ccmatic.engine.recheck import Evaluator, FormulaCache, Node, RecheckError, Value
+from ccmatic.engine.recheck import (
+    Evaluator,
+    FormulaCache,
+    Node,
+    RecheckError,
+    Value,
+    floor_value,
+    interp_value,
+    product,
+)
 
 Tagged = tuple[str, z3.BoolRef]
 
@@ -34,17 +43,6 @@ _NUMERALS = 1 << 16  # parsed numerals kept for the next models (many values rec
 _CHAIN = 8  # sums and products of more operands are written as calls (no deep expression trees)
 
 
-def _floor(v: Fraction) -> Fraction:
-    return Fraction(v.numerator // v.denominator)
-
-
-def _prod(vs: tuple[Fraction, ...]) -> Fraction:
-    acc = Fraction(1)
-    for v in vs:
-        acc *= v
-    return acc
-
-
 class _Writer:
     """Writes the function: one assignment per node, children first."""
 
@@ -52,7 +50,7 @@ class _Writer:
         self.cache = cache
         self.names: dict[int, str] = {}
         self.lines: list[str] = []
-        self.consts: dict[str, Value] = {"_floor": _floor, "_prod": _prod, "_zero": Fraction(0)}  # type: ignore[dict-item]
+        self.consts: dict[str, Value] = {"_floor": floor_value, "_prod": product, "_zero": Fraction(0)}  # type: ignore[dict-item]
         self.vars: list[tuple[str, z3.ExprRef]] = []
 
     def name(self, n: Node) -> str:
@@ -156,12 +154,11 @@ class CompiledCheck:
         a = z3.Z3_model_get_const_interp(ctx, m, d)
         if not a:  # a null pointer: the model leaves it out
             return ev.var(e, name)
-        b = z3.Z3_get_bool_value(ctx, a)
-        if b != z3.Z3_L_UNDEF:
-            return bool(b == z3.Z3_L_TRUE)
-        if z3.Z3_get_ast_kind(ctx, a) != z3.Z3_NUMERAL_AST:
-            return ev.var(e, name)
-        s = z3.Z3_get_numeral_string(ctx, a)
+        v = interp_value(ctx, a, self._parse)
+        return ev.var(e, name) if v is None else v
+
+    def _parse(self, s: str) -> Fraction:
+        """A numeral string as a rational, parsed once (many values recur)."""
         f = self._numerals.get(s)
         if f is None:
             if len(self._numerals) > _NUMERALS:
