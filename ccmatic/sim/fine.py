@@ -260,7 +260,7 @@ def simulate(cfg: SimConfig) -> SimResult:
     sent = np.zeros((ticks, N))
     lost = np.zeros((ticks, N))
     rtts = [RttSamples() for _ in range(N)]
-    tick = 0
+    tick = 0  # the loop's tick, which on_delivered reads
 
     def on_delivered(f: int, at: float, arrived: float) -> None:
         delivered_cum[f] += cfg.mss

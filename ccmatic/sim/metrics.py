@@ -107,7 +107,7 @@ def metrics(res: SimResult, warmup: float = 0.0) -> Metrics:
     deliv = res.delivered[i0:]
     util = float(deliv.sum()) / (C * span) if span > 0 else 0.0
     q = res.queue[i0:]
-    q_max = float((res.queue_peak if res.queue_peak is not None else res.queue)[i0:].max())
+    q_max = float(res.queue_peak[i0:].max())
     lost_all = res.lost[i0:].sum(axis=1)
     sent_total = float(res.sent[i0:].sum())
     per_R = max(1, round(rmin / dt))

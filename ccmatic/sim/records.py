@@ -83,4 +83,4 @@ class SimResult:
     lost: np.ndarray             # bytes per tick per flow
     rtt_samples: list[RttSamples]  # per flow
     flows: list[FlowRecord]
-    queue_peak: np.ndarray | None = None  # bytes, the largest queue within each tick
+    queue_peak: np.ndarray       # bytes, the largest queue within each tick
