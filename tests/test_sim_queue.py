@@ -84,13 +84,18 @@ def test_drop_tail_does_not_spare_the_slower_sender(tmp_path: Path) -> None:
     do not depend on the flows' order (before: the slower one lost nothing, the faster
     42%, because flows took turns one packet each)."""
     slow, fast = constant(tmp_path, 12), constant(tmp_path, 48)
-    a = run([slow, fast], 12, 8 * MSS, 20)
-    b = run([fast, slow], 12, 8 * MSS, 20)
-    for res, (i_slow, i_fast) in ((a, (0, 1)), (b, (1, 0))):
-        assert 0.15 <= loss_rate(res, i_slow) <= 0.6
+    # each flow's step grid starts at a random tick (fine.py), which moves a run's loss
+    # rates by a few points: compare the means of four seeds
+    a = [run([slow, fast], 12, 8 * MSS, 10, seed) for seed in range(4)]
+    b = [run([fast, slow], 12, 8 * MSS, 10, seed) for seed in range(4)]
+    for res, (i_slow, i_fast) in [(r, (0, 1)) for r in a] + [(r, (1, 0)) for r in b]:
+        assert 0.15 <= loss_rate(res, i_slow) <= 0.65
         assert 0.15 <= loss_rate(res, i_fast) <= 0.6
-    assert loss_rate(a, 0) == pytest.approx(loss_rate(b, 1), abs=0.03)
-    assert loss_rate(a, 1) == pytest.approx(loss_rate(b, 0), abs=0.03)
+
+    def mean(runs: list[object], f: int) -> float:
+        return sum(loss_rate(r, f) for r in runs) / len(runs)
+    assert mean(a, 0) == pytest.approx(mean(b, 1), abs=0.03)
+    assert mean(a, 1) == pytest.approx(mean(b, 0), abs=0.03)
 
 
 def test_bottleneck_serves_between_arrivals() -> None:

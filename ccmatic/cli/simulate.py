@@ -2,6 +2,13 @@
 
 Units on the command line are the networking ones: C in Mbit/s, R and D in ms,
 the buffer in BDPs (C · R of the shortest flow), durations in seconds.
+
+``--rate-schedule`` makes C change over the run (:class:`ccmatic.sim.links.RateSchedule`):
+``T1:C1,T2:C2,...`` sets the rate to C_k Mbit/s from T_k seconds on (times strictly
+increasing, after 0 and before the end of the run; --C before T1), and
+``double-halve:P`` alternates 2·C and C every P seconds (C on [0, P), 2·C on [P, 2P),
+C on [2P, 3P), ...), as App. B.6's convergence runs.  The buffer and the BDP units
+stay those of the rate at t = 0.
 """
 
 from __future__ import annotations
@@ -26,11 +33,13 @@ from ccmatic.io.library import Library
 from ccmatic.io.sim_plots import plot_run
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
 from ccmatic.sim.fine import simulate
-from ccmatic.sim.links import LINK_KINDS, Link, LinkKind
+from ccmatic.sim.links import LINK_KINDS, Link, LinkKind, RateSchedule
 from ccmatic.sim.metrics import metrics
 from ccmatic.sim.records import Flow, SimConfig
 from ccmatic.spec.cca import CcaProgram, load_cca
 
+MAX_RATE_CHANGES = 10_000
+SCHEDULE_FORMS = "give T1:C1,T2:C2,... (seconds:Mbit/s, e.g. 10:96,20:48) or double-halve:P (P seconds)"
 MODEL_ALIASES: dict[str, LinkKind] = {"ideal": "ideal", "cbr_delay": "cbr_delay", "cbr-delay": "cbr_delay",
                                       "ack_agg": "ack_agg", "ack-agg": "ack_agg", "aggregation": "ack_agg"}
 
@@ -47,6 +56,62 @@ def _positive(flag: str, text: str, allow_zero: bool = False) -> float:
 
 def _list(flag: str, text: str, allow_zero: bool = False) -> list[float]:
     return [_positive(flag, x.strip(), allow_zero) for x in text.split(",") if x.strip()]
+
+
+def _number(text: str) -> float | None:
+    """A finite number, or None."""
+    try:
+        v = float(Fraction(text.strip()))
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def rate_schedule(text: str, C: float, duration: float) -> RateSchedule:
+    """``--rate-schedule`` (see the module doc) for a link of rate C (bytes/s) at t = 0."""
+    def bad(what: str, hint: str | None = SCHEDULE_FORMS) -> SpecError:
+        return SpecError(Loc("--rate-schedule"), what, hint)
+
+    head, _, rest = text.strip().partition(":")
+    if head.strip() == "double-halve":
+        P = _number(rest)
+        if P is None or P <= 0:
+            raise bad(f"double-halve needs a positive period in seconds, got {rest!r}", "e.g. double-halve:20")
+        n = math.ceil(duration / P) - 1  # change points k·P < duration
+        if n < 1:
+            raise bad(f"a period of {P:g} s makes no change before the end of the {duration:g} s run",
+                      "give a period shorter than --duration")
+        if n > MAX_RATE_CHANGES:
+            raise bad(f"a period of {P:g} s makes {n:,} rate changes in {duration:g} s, over the limit of "
+                      f"{MAX_RATE_CHANGES:,}", "lengthen the period")
+        return RateSchedule(((0.0, C), *((k * P, 2 * C if k % 2 else C) for k in range(1, n + 1))))
+    entries = [e.strip() for e in text.split(",")]
+    if not text.strip() or len(entries) > MAX_RATE_CHANGES:
+        raise bad(f"expected 1 to {MAX_RATE_CHANGES:,} changes T:C, got {text!r}")
+    points = [(0.0, C)]
+    for e in entries:
+        t_text, colon, c_text = e.partition(":")
+        t, c = _number(t_text), _number(c_text)
+        if not colon or t is None:
+            raise bad(f"expected T:C (seconds:Mbit/s), got {e!r}")
+        if c is None or c <= 0:
+            raise bad(f"the rate of {e!r} must be a positive number of Mbit/s, got {c_text.strip()!r}")
+        if t <= 0:
+            raise bad(f"the time of {e!r} must be after 0 s (--C is the rate at t = 0)")
+        if t <= points[-1][0]:
+            raise bad(f"the times must increase strictly: {e!r} comes after a change at {points[-1][0]:g} s", None)
+        if t >= duration:
+            raise bad(f"the change {e!r} is not before the end of the {duration:g} s run",
+                      "give times before --duration")
+        points.append((t, c * 1e6 / 8))
+    return RateSchedule(tuple(points))
+
+
+def describe_schedule(sched: RateSchedule, spec: str, shown: int = 4) -> str:
+    """The schedule for the header: 'rate schedule SPEC: 96 Mbit/s at 20 s, 48 at 40 s, ...'."""
+    ch = [f"{c * 8 / 1e6:g}{' Mbit/s' if i == 0 else ''} at {t:g} s" for i, (t, c) in enumerate(sched.points[1:])]
+    more = f", ... ({len(ch)} changes)" if len(ch) > shown else ""
+    return f"rate schedule {spec}: {', '.join(ch[:shown])}{more}"
 
 
 def check_seed(seed: int) -> int:
@@ -109,6 +174,21 @@ def check_buffer(b: float, bdp: float, mss: float) -> None:
                         f"give at least {mss / bdp:.3g} BDP (one packet) here, or 'inf'")
 
 
+def plot_states(args: argparse.Namespace, progs: list[CcaProgram]) -> tuple[str, ...]:
+    """The state variables ``--plot-state`` names: each must be one of some flow's CCA."""
+    if args.plot_state is None:
+        return ()
+    if not args.plot:
+        raise SpecError(Loc("--plot-state"), "--plot-state adds panels to a plot", "give --plot FILE.png too")
+    known = sorted({st.name for p in progs for st in p.states})
+    names = tuple(n.strip() for n in args.plot_state.split(","))
+    for n in names:
+        if n not in known:
+            raise SpecError(Loc("--plot-state"), f"no simulated CCA has a state variable {n!r}",
+                            f"use one of {', '.join(known)}" if known else "these CCAs have no state variables")
+    return names
+
+
 def load_sim_cca(lib: Library, name: str) -> CcaProgram:
     p = lib.find("templates", name)
     if p is None:
@@ -135,27 +215,31 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
          else 0.0 if kind == "ideal" else min(Rs))
     bdp = C * min(Rs)
     duration = _positive("--duration", args.duration)
+    sched = None if args.rate_schedule is None else rate_schedule(args.rate_schedule, C, duration)
     stagger = _positive("--stagger", args.stagger, allow_zero=True) if args.stagger else 0.0
     flows = tuple(Flow(progs[i % len(progs)], Rs[i % len(Rs)], i * stagger) for i in range(nflows))
     check_size(duration, min(Rs), nflows)
     warm = check_warmup(duration * 0.2 if args.warmup is None else
                         _positive("--warmup", args.warmup, allow_zero=True), duration)
     mss = _positive("--mss", args.mss)
-    cfg = SimConfig(Link(kind, C, D, buffer_bytes(args.buffer, bdp, mss)), flows, duration, mss=mss, seed=args.seed)
+    cfg = SimConfig(Link(kind, C, D, buffer_bytes(args.buffer, bdp, mss), sched), flows, duration, mss=mss,
+                    seed=args.seed)
+    states = plot_states(args, progs)
     if args.plot:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
     series = output_file("--series", args.series, SERIES_SUFFIXES) if args.series else None
     res = simulate(cfg)
     m = metrics(res, warm)
     if args.plot:
-        plot_run(res, args.plot)
+        plot_run(res, args.plot, states)
     if series is not None:
         write_series(res, series)
-    summary = run_summary(cfg, names, warm)
+    summary = run_summary(cfg, names, warm, args.rate_schedule)
     if args.json:
         out.write(json.dumps({"config": summary, "metrics": m.json()}, indent=2) + "\n")
         return 0
-    out.write(f"{', '.join(sorted(set(names)))} x{nflows} on {cfg.link.kind}: C={args.C} Mbit/s, "
+    rates = f"C={args.C} Mbit/s" + ("" if sched is None else f" ({describe_schedule(sched, args.rate_schedule)})")
+    out.write(f"{', '.join(sorted(set(names)))} x{nflows} on {cfg.link.kind}: {rates}, "
               f"R={args.R} ms, D={D * 1000:g} ms, buffer={args.buffer} BDP, {duration:g} s, seed {args.seed}\n")
     out.write(f"  utilization {m.utilization:.1%}   queue mean {m.queue_mean_bdp:.2f} BDP, max {m.queue_max_bdp:.2f} BDP"
               f"   loss {m.loss_per_R_mean:.2f} pkts/R (max {m.loss_per_R_max:.1f} in one R), rate {m.loss_rate:.2%}\n")
@@ -171,9 +255,12 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def run_summary(cfg: Any, names: list[str], warmup: float) -> dict[str, Any]:
+def run_summary(cfg: Any, names: list[str], warmup: float, schedule_spec: str | None = None) -> dict[str, Any]:
+    sched = cfg.link.schedule
     return {
         "ccas": names, "link": cfg.link.kind, "C_bytes_per_s": cfg.link.C, "D_s": cfg.link.D,
+        "rate_schedule": None if sched is None else {
+            "spec": schedule_spec, "points": [{"time_s": t, "C_bytes_per_s": c} for t, c in sched.points]},
         "buffer_bytes": cfg.link.buffer, "flows": [{"cca": f.cca.name, "R_s": f.R, "start_s": f.start} for f in cfg.flows],
         "duration_s": cfg.duration, "mss": cfg.mss, "seed": cfg.seed, "warmup_s": warmup,
     }
@@ -186,6 +273,9 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
                    help="another CCA; flows take the CCAs in turn (repeatable)")
     s.add_argument("--model", default="ideal", help=f"link: {', '.join(LINK_KINDS)} (default ideal)")
     s.add_argument("--C", default="48", help="link rate, Mbit/s (default 48)")
+    s.add_argument("--rate-schedule", metavar="SPEC", default=None,
+                   help="C over time: T1:C1,T2:C2,... (seconds:Mbit/s; --C before T1), or double-halve:P "
+                   "(C, 2C, C, 2C, ... switching every P seconds)")
     s.add_argument("--R", default="40", help="RTprop in ms, or one per flow: 20,40 (default 40)")
     s.add_argument("--D", default=None, help="jitter / aggregation bound in ms (default: R; 0 on the ideal link)")
     s.add_argument("--buffer", default="1", help="buffer in BDPs of the shortest flow, or inf (default 1)")
@@ -195,7 +285,9 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
     s.add_argument("--mss", default="1500", help="bytes (default 1500)")
     s.add_argument("--warmup", default=None, help="seconds excluded from the metrics (default 20%% of the run)")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--plot", metavar="FILE.png", help="plot rates, cwnd, queue and RTT")
+    s.add_argument("--plot", metavar="FILE.png", help="plot rates, cwnd, queue, RTT and losses over time")
+    s.add_argument("--plot-state", metavar="NAME[,NAME]", help="with --plot: a panel per CCA state variable "
+                   "(e.g. btl_bw,rtprop for bbr1)")
     s.add_argument("--series", metavar="FILE.csv", help="per-flow time series, one row per CCA step: rate, cwnd, "
                    "bytes sent, ACKed and lost, RTT, queue and the CCA's state (.csv or .json)")
     s.set_defaults(handler=cmd_simulate)

@@ -16,7 +16,9 @@ Lags (thesis Table 2.1, CCAC §3), in steps, for a CCA running at step t:
 Families (how the encoder builds a quantity): ``trace`` (the per-step variables of
 every model), ``qdel`` (queueing-delay buckets, Eq. 4.1.1), ``rate_beliefs``
 (Eq. 4.1.2), ``cbr_beliefs`` (§4.2.2.1); ``rate_beliefs`` brings ``qdel`` along
-(:func:`families_needed`).
+(:func:`families_needed`).  ``sim``: what only the simulator measures
+(:data:`SIM_OBSERVATIONS`, :data:`SIM_PARAMETERS`): a CCA file that reads one must be
+marked simulator-only, and queries cannot read them.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Literal
 from ccmatic.core.units import BYTES, COUNT, RATE, SECONDS, Unit
 
 Lag = Literal["send", "ack", "now", "output"]
-Family = Literal["trace", "qdel", "rate_beliefs", "cbr_beliefs"]
+Family = Literal["trace", "qdel", "rate_beliefs", "cbr_beliefs", "sim"]
 
 
 @dataclass(frozen=True)
@@ -103,11 +105,30 @@ PARAMETERS: dict[str, Parameter] = {p.name: p for p in (
               "the number of flows is not known to a sender"),
 )}
 
+#: observations only the simulator makes (docs/simulation.md): RTT samples and the
+#: delivery rate, which the models do not have (their time is in steps, their
+#: delays in buckets); per flow, ACK-clocked
+SIM_OBSERVATIONS: dict[str, Quantity] = {q.name: q for q in (
+    Quantity("rtt", SECONDS, True, False, "ack", "sim", "the latest RTT sample (steps; 0 before the first; simulator only)"),
+    Quantity("rtt_min", SECONDS, True, False, "ack", "sim",
+             "the smallest RTT sample among the ACKs of the last step, else the latest (steps; simulator only)"),
+    Quantity("srtt", SECONDS, True, False, "ack", "sim", "the smoothed RTT of RFC 6298, gain 1/8 (steps; 0 before the first sample; simulator only)"),
+    Quantity("delivery_rate", RATE, True, False, "ack", "sim",
+             "the largest delivery-rate sample (Linux's rate sampler) among the ACKs of the last step, "
+             "0 if none (simulator only)"),
+)}
+
+#: parameters only the simulator has
+SIM_PARAMETERS: dict[str, Parameter] = {p.name: p for p in (
+    Parameter("SECOND", SECONDS, True, False, "one second of real time, in steps (simulator only)"),
+)}
+
+
 #: the CCA's outputs and their units (a CCA file assigns at least one of them)
 OUTPUTS: dict[str, Unit] = {q.name: q.unit for q in QUANTITIES.values() if q.lag == "output" and q.unit is not None}
 
 #: the quantities whose observation comes with ACKs (the simulator delivers them when the ACK arrives)
-ACK_CLOCKED = frozenset(q.name for q in QUANTITIES.values() if q.lag == "ack")
+ACK_CLOCKED = frozenset(q.name for q in (*QUANTITIES.values(), *SIM_OBSERVATIONS.values()) if q.lag == "ack")
 
 #: CCA-visible quantities other than the CCA's own outputs
 OBSERVATIONS: dict[str, Quantity] = {q.name: q for q in QUANTITIES.values()

@@ -28,15 +28,18 @@ def _plt() -> Any:
     return plt
 
 
-def plot_run(res: SimResult, path: str | Path) -> Path:
-    """Sending rate and cwnd per flow, bottleneck queue, RTT samples."""
+def plot_run(res: SimResult, path: str | Path, states: tuple[str, ...] = ()) -> Path:
+    """Sending rate and cwnd per flow, bottleneck queue, RTT samples, packets lost per
+    step, and one panel per named CCA state variable (per flow that has it, in the
+    CCA's units: steps, bytes, bytes per step)."""
     p = _check(path)
     plt = _plt()
     import numpy as np
 
     cfg = res.config
     C = cfg.link.C
-    fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=(9, 8), sharex=True)
+    fig, axes = plt.subplots(4 + len(states), 1, figsize=(9, 10 + 2 * len(states)), sharex=True)
+    a1, a2, a3, a4 = axes[:4]
     for f, rec in enumerate(res.flows):
         t = np.array(rec.time)
         rate = np.array(rec.rate) * 8 / 1e6
@@ -45,23 +48,41 @@ def plot_run(res: SimResult, path: str | Path) -> Path:
         cw = np.array(rec.cwnd)
         if np.isfinite(cw).any():
             a1.plot(t, cw * 8 / 1e6 / cfg.flows[f].R, lw=1, ls="--", label=f"flow {f} cwnd / R")
-    a1.axhline(C * 8 / 1e6, color="k", lw=0.8, ls=":", label="C")
+    if cfg.link.schedule is None:
+        a1.axhline(C * 8 / 1e6, color="k", lw=0.8, ls=":", label="C")
+    else:  # C(t): a step at each change point, drawn to the end of the run
+        pts = cfg.link.schedule.points
+        end = max(len(res.queue) * res.dt, pts[-1][0])
+        a1.step([t for t, _ in pts] + [end], [c * 8 / 1e6 for _, c in pts] + [pts[-1][1] * 8 / 1e6],
+                where="post", color="k", lw=0.8, ls=":", label="C(t)")
     a1.set_ylabel("Mbit/s")
     a1.legend(fontsize=7, loc="upper right")
     tt = np.arange(len(res.queue)) * res.dt
-    bdp = C * min(f.R for f in cfg.flows)
+    bdp = C * min(f.R for f in cfg.flows)  # under a rate schedule, the BDP at t = 0
     a2.plot(tt, res.queue / bdp, lw=0.8, color="C3")
     if cfg.link.buffer is not None:
         a2.axhline(cfg.link.buffer / bdp, color="k", lw=0.8, ls=":", label="buffer")
         a2.legend(fontsize=7)
-    a2.set_ylabel("queue (BDP)")
+    a2.set_ylabel("queue (BDP)" if cfg.link.schedule is None else "queue (BDP at t = 0)")
     for f, samples in enumerate(res.rtt_samples):
         if len(samples):
             a3.plot(np.frombuffer(samples.time, dtype=float), np.frombuffer(samples.rtt, dtype=float) * 1000,
                     lw=0.6, label=f"flow {f}")
     a3.set_ylabel("RTT (ms)")
-    a3.set_xlabel("time (s)")
-    for a in (a1, a2, a3):
+    for f, rec in enumerate(res.flows):
+        if len(rec.L) > 1:
+            a4.plot(rec.time[1:], np.diff(np.array(rec.L)) / cfg.mss, lw=0.8, label=f"flow {f}")
+    a4.set_ylabel("lost (packets / step)")
+    for ax, name in zip(axes[4:], states, strict=True):
+        for f, rec in enumerate(res.flows):
+            if name in rec.state:
+                ax.plot(rec.time, rec.state[name], lw=0.8, label=f"flow {f}")
+        ax.set_ylabel(name)
+    for ax in axes[3:]:
+        if len(ax.get_lines()) > 1:
+            ax.legend(fontsize=7, loc="upper right")
+    axes[-1].set_xlabel("time (s)")
+    for a in axes:
         a.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(p, dpi=110)

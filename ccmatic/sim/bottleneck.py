@@ -11,16 +11,23 @@ finds, never on its flow's index.
 
 A packet is delivered when its last byte leaves the queue; its ACK time is drawn by
 the link (:class:`ccmatic.sim.links.AckDelay`).
+
+With a rate schedule (:class:`ccmatic.sim.links.RateSchedule`) the queue is served at
+the rate in force, which switches exactly at the change points: a packet in service
+when the rate changes finishes at the new rate.
 """
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from ccmatic.sim.links import RateSchedule
 
 EPS = 1e-9
 
@@ -30,8 +37,13 @@ Delivered = Callable[[int, float, float], None]  # (flow, delivery time, arrival
 class Bottleneck:
     """The queue and its server; time only moves forward."""
 
-    def __init__(self, C: float, buffer: float, mss: float, on_delivered: Delivered) -> None:
-        self.C = C
+    def __init__(self, C: float, buffer: float, mss: float, on_delivered: Delivered,
+                 schedule: RateSchedule | None = None) -> None:
+        self.C = C  # the rate at t = 0 with a schedule
+        self.schedule = schedule
+        # self._rate holds on [start, end): all time without a schedule
+        self._seg = (-math.inf, math.inf) if schedule is None else (math.inf, -math.inf)
+        self._rate = C
         self.buffer = buffer
         self.mss = mss
         self.on_delivered = on_delivered
@@ -41,19 +53,27 @@ class Bottleneck:
         self.t = 0.0  # served up to this time
 
     def serve_until(self, t: float) -> None:
-        """Serve the queue at C from :attr:`t` to ``t``."""
+        """Serve the queue from :attr:`t` to ``t``, at the rate in force (C, or the
+        schedule's rate on each stretch where it is constant)."""
         now = self.t
         if t <= now:
             return
         fifo = self.fifo
         while fifo:
+            if not self._seg[0] <= now < self._seg[1]:
+                self._next_stretch(now)
+            C = self._rate
+            end = min(t, self._seg[1])
             head = fifo[0]
-            done = now + head[1] / self.C
-            if done > t + EPS:
-                served = (t - now) * self.C
+            done = now + head[1] / C
+            if done > end + EPS:
+                served = (end - now) * C
                 head[1] -= served
                 self.qbytes -= served
-                break
+                if end >= t:
+                    break
+                now = end  # the rate changes with this packet in service
+                continue
             self.qbytes -= head[1]
             fifo.popleft()
             now = done
@@ -61,6 +81,12 @@ class Bottleneck:
         if not fifo:
             self.qbytes = 0.0
         self.t = max(self.t, t)
+
+    def _next_stretch(self, now: float) -> None:
+        """The rate in force at ``now`` and the stretch of time it holds on."""
+        sched = self.schedule
+        assert sched is not None
+        self._rate, self._seg = sched.rate(now), (sched.prev_change(now), sched.next_change(now))
 
     def arrive(self, flow: int, t: float) -> bool:
         """One packet of ``flow`` reaches the queue at ``t``: admitted (True) or

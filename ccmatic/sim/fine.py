@@ -16,7 +16,9 @@ models' buckets, and the belief bounds (the models' rules,
 bytes serviced by the end of step t − R, although their ACKs can arrive up to one
 RTprop later; here they arrive when they do, so every ACK-based observation (S,
 c_lo, c_hi, qdel_lo/hi, c_lo_lambda) reaches the CCA one step later than in the
-models, and A, S and L stay consistent with one another.  Its rate (bytes per step) is
+models, and A, S and L stay consistent with one another.  A simulator-only file may
+also read RTT and delivery-rate samples (:mod:`ccmatic.sim.sampler`).  With several
+flows, each flow's step grid starts at a random tick of its first RTprop.  Its rate (bytes per step) is
 paced over the step; its cwnd limits A ≤ ACKed + detected lost + cwnd at every tick
 (CCAC's sending rule).  Nothing is re-implemented: the CCA file runs through the one
 step semantics (:mod:`ccmatic.semantics.cca`, over floats), the beliefs through the
@@ -30,17 +32,24 @@ from __future__ import annotations
 import math
 from collections import deque
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.model import BeliefTimeouts
-from ccmatic.core.quantities import ACK_CLOCKED, OBSERVATIONS, OUTPUTS, QUANTITIES
+from ccmatic.core.quantities import (
+    ACK_CLOCKED,
+    OBSERVATIONS,
+    OUTPUTS,
+    QUANTITIES,
+    SIM_OBSERVATIONS,
+)
 from ccmatic.semantics import beliefs, qdel
 from ccmatic.semantics.cca import initial_values, run_step
 from ccmatic.semantics.domain import FLOAT
 from ccmatic.sim.bottleneck import Bottleneck
 from ccmatic.sim.links import AckDelay
 from ccmatic.sim.records import Flow, FlowRecord, RttSamples, SimConfig, SimResult
+from ccmatic.sim.sampler import FlowSampler, Snapshot
 from ccmatic.spec import ir
 from ccmatic.spec.cca import CcaProgram
 
@@ -103,7 +112,10 @@ class _Sender:
         self.prog = flow.cca
         self.unit = flow.R  # one CCA step = one RTprop
         self.steps_per = max(1, round(flow.R / dt))
-        self.start_tick = round(flow.start / dt)
+        # with several flows, each one's step grid starts at a random tick of its first
+        # RTprop, so that flows' CCA steps (and their timers) are not aligned
+        offset = int(rng.integers(self.steps_per)) if len(cfg.flows) > 1 else 0
+        self.start_tick = round(flow.start / dt) + offset
         self.D_steps = round(cfg.link.D / flow.R)
         self.mss = cfg.mss
         self.rng = rng
@@ -113,12 +125,13 @@ class _Sender:
         self.L = 0.0
         self.L_hist: list[float] = []
         self.last_delay: float | None = None  # queueing + jitter of the latest ACKed byte (s)
-        self.last_rtt = math.nan
+        self.sampler = FlowSampler(self.start_tick * dt)
+        self.params = {"MSS": cfg.mss, "SECOND": 1.0 / flow.R}
         self.rate: float | None = cfg.init_rate_pkts * cfg.mss / flow.R if self.prog.sets_rate else None
         self.cwnd: float | None = cfg.init_cwnd_pkts * cfg.mss if self.prog.sets_cwnd else None
         self.pace_credit = 0.0
         # step-grid series the CCA reads (index = step); values in CCA units
-        self.series: dict[str, list[Value]] = {n: [] for n in (*OBSERVATIONS, *OUTPUTS)}
+        self.series: dict[str, list[Value]] = {n: [] for n in (*OBSERVATIONS, *SIM_OBSERVATIONS, *OUTPUTS)}
         self.L_grid: list[float] = []
         for st in self.prog.states:
             self.series[st.name] = []
@@ -131,7 +144,7 @@ class _Sender:
         self.warmup = self.code.warmup + 1
 
     def _param(self, name: str) -> float:
-        return self.mss
+        return self.params[name]
 
     def _choose(self, opts: list[Value], node: ir.Choose) -> Value:
         if not opts:
@@ -167,8 +180,17 @@ class _Sender:
             ser["c_lo"].append(c_lo)
             ser["c_hi"].append(c_hi)
             ser["c_lo_lambda"].append(cll)
+            self._observe_acks()
         if k >= 1:
             ser["q_hi"].append(self.beliefs.q_hi(k - 1))
+
+    def _observe_acks(self) -> None:
+        """The simulator-only observations: RTT and delivery-rate samples since the
+        previous step (:mod:`ccmatic.sim.sampler`), in steps and bytes per step."""
+        v, u, ser = self.sampler.take_step(), self.unit, self.series
+        for name, x in (("rtt", v.rtt), ("rtt_min", v.rtt_min), ("srtt", v.srtt)):
+            ser[name].append(0.0 if math.isnan(x) else x / u)  # 0: no sample yet
+        ser["delivery_rate"].append(v.delivery_rate * u)
 
     def on_boundary(self, tick: int, now: float) -> None:
         k = (tick - self.start_tick) // self.steps_per
@@ -210,7 +232,7 @@ class _Sender:
         for name, dst in (("c_lo", rec.c_lo), ("c_hi", rec.c_hi), ("c_lo_lambda", rec.c_lo_lambda)):
             dst.append(float(ser[name][-1]) / u if ser[name] else math.nan)
         rec.qdel_lo.append(float(ser["qdel_lo"][-1]) * u if ser["qdel_lo"] else math.nan)
-        rec.rtt.append(self.last_rtt)
+        rec.rtt.append(self.sampler.rtt)
         for st in self.prog.states:
             rec.state[st.name].append(float(out[st.name]))
 
@@ -252,7 +274,10 @@ def simulate(cfg: SimConfig) -> SimResult:
     senders = [_Sender(i, fl, cfg, dt, rng) for i, fl in enumerate(cfg.flows)]
     link = cfg.link
     acks = AckDelay(link, N, rng)
-    pending: list[deque[tuple[float, float, float]]] = [deque() for _ in range(N)]  # (ack time, cum delivered, sent at)
+    # per flow, the ACKs on their way: (ACK time, cumulative delivered, sent at, snapshot)
+    pending: list[deque[tuple[float, float, float, Snapshot]]] = [deque() for _ in range(N)]
+    # per flow, the snapshots of the packets in the queue, in FIFO order: [count, snapshot]
+    queued: list[deque[list[Any]]] = [deque() for _ in range(N)]
     delivered_cum = [0.0] * N
     queue = np.zeros(ticks)
     peak = np.zeros(ticks)
@@ -265,9 +290,13 @@ def simulate(cfg: SimConfig) -> SimResult:
     def on_delivered(f: int, at: float, arrived: float) -> None:
         delivered_cum[f] += cfg.mss
         delivered[tick, f] += cfg.mss
-        pending[f].append((acks.ack_time(f, at, senders[f].flow.R), delivered_cum[f], arrived))
+        run = queued[f][0]
+        run[0] -= 1
+        if not run[0]:
+            queued[f].popleft()
+        pending[f].append((acks.ack_time(f, at, senders[f].flow.R), delivered_cum[f], arrived, run[1]))
 
-    bottleneck = Bottleneck(link.C, math.inf if link.buffer is None else link.buffer, cfg.mss, on_delivered)
+    bottleneck = Bottleneck(link.C, math.inf if link.buffer is None else link.buffer, cfg.mss, on_delivered, schedule=link.schedule)
     for tick in range(ticks):
         now = tick * dt
         for f, snd in enumerate(senders):
@@ -279,10 +308,13 @@ def simulate(cfg: SimConfig) -> SimResult:
             if (tick - snd.start_tick) % snd.steps_per == 0:
                 snd.on_boundary(tick, now)
             offered[f] = snd.allowance(tick, dt)
-        admitted = bottleneck.tick(now, dt, [round(o / cfg.mss) for o in offered], rng)
+        counts = [round(o / cfg.mss) for o in offered]
+        runs = [_queue_run(snd, queued[f], counts[f], tick, now) for f, snd in enumerate(senders)]
+        admitted = bottleneck.tick(now, dt, counts, rng)
         for f, snd in enumerate(senders):
             o = offered[f]
             if snd.active(tick) and o > 0:
+                _drop_from_run(queued[f], runs[f], counts[f] - admitted[f])
                 ok = admitted[f] * cfg.mss
                 if snd.rate is not None:
                     snd.pace_credit -= o
@@ -296,11 +328,36 @@ def simulate(cfg: SimConfig) -> SimResult:
     return SimResult(cfg, dt, queue, delivered, sent, lost, rtts, [s.record for s in senders], peak)
 
 
-def _take_acks(snd: _Sender, pend: deque[tuple[float, float, float]], rtts: RttSamples, now: float) -> None:
-    """The ACKs that have reached the sender by ``now``: S, and an RTT sample each."""
+def _queue_run(snd: _Sender, queued: deque[list[Any]], n: int, tick: int, now: float) -> list[Any] | None:
+    """The snapshot the tick's ``n`` packets of a flow carry, queued behind the
+    flow's earlier packets (:mod:`ccmatic.sim.sampler`)."""
+    if not n:
+        return None
+    empty = snd.A - snd.S_ack - snd.detected(tick) <= 0
+    run: list[Any] = [n, snd.sampler.snapshot(now, empty)]
+    queued.append(run)
+    return run
+
+
+def _drop_from_run(queued: deque[list[Any]], run: list[Any] | None, dropped: int) -> None:
+    """Dropped packets carry no snapshot into the queue (they are never ACKed)."""
+    if run is None or not dropped:
+        return
+    run[0] -= dropped
+    if not run[0]:
+        queued.pop()  # the newest run: nothing of it was delivered
+
+
+def _take_acks(snd: _Sender, pend: deque[tuple[float, float, float, Snapshot]], rtts: RttSamples,
+               now: float) -> None:
+    """The ACKs that have reached the sender by ``now``: S, the RTT and delivery-rate
+    samples (packets ACKed at the same instant are one ACK)."""
+    smp = snd.sampler
     while pend and pend[0][0] <= now + 1e-12:
-        at, cum, sent_at = pend.popleft()
+        at, cum, sent_at, snap = pend.popleft()
         snd.S_ack = cum
-        snd.last_rtt = at - sent_at
         snd.last_delay = max(0.0, at - sent_at - snd.flow.R)
         rtts.append(at, at - sent_at)
+        smp.packet_acked(cum, sent_at, snap)
+        if not pend or pend[0][0] != at:
+            smp.ack_done(at)

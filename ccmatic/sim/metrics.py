@@ -2,9 +2,10 @@
 
 Measured over [warmup, duration) unless noted:
 
-* utilization: bytes delivered / (C · time);
-* queue: mean and max bottleneck queue, in bytes, BDPs (C · shortest RTprop) and
-  seconds of delay (queue / C);
+* utilization: bytes delivered / the bytes the link could serve in the window (C ·
+  time; with a rate schedule, the integral of C(t));
+* queue: mean and max bottleneck queue, in bytes, BDPs (C · shortest RTprop, with C
+  the rate at t = 0 under a rate schedule) and seconds of delay (queue / C(t));
 * loss: packets lost per RTprop — the mean, and the max over any window of one
   RTprop (the thesis' "at most k packets lost in any R"); loss rate lost/sent;
 * RTT: mean and max RTT sample per flow, and their ratio to the RTprop;
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class FlowMetrics:
     throughput: float      # bytes/s
-    share: float           # of C
+    share: float           # of what the link could serve
     rtt_mean: float        # s
     rtt_max: float
     rtt_ratio: float       # mean RTT / RTprop
@@ -101,12 +102,21 @@ def metrics(res: SimResult, warmup: float = 0.0) -> Metrics:
     dt = res.dt
     C = cfg.link.C
     rmin = min(f.R for f in cfg.flows)
-    bdp = C * rmin
+    bdp = C * rmin  # under a rate schedule, the BDP at t = 0: queues in BDPs keep one unit
     i0 = min(int(warmup / dt), len(res.queue) - 1)
     span = (len(res.queue) - i0) * dt
     deliv = res.delivered[i0:]
-    util = float(deliv.sum()) / (C * span) if span > 0 else 0.0
     q = res.queue[i0:]
+    sched = cfg.link.schedule
+    if sched is None:
+        C_mean, q_delay = C, float(q.mean()) / C
+    else:
+        # the mean rate over the window (the integral of C(t) over its length), and
+        # each tick's queue (recorded at its end) over the rate in force then
+        C_mean = sched.served(i0 * dt, len(res.queue) * dt) / span if span > 0 else C
+        ends = (np.arange(i0, len(res.queue)) + 1) * dt
+        q_delay = float(np.mean(q / sched.rates(ends)))
+    util = float(deliv.sum()) / (C_mean * span) if span > 0 else 0.0
     q_max = float(res.queue_peak[i0:].max())
     lost_all = res.lost[i0:].sum(axis=1)
     sent_total = float(res.sent[i0:].sum())
@@ -133,14 +143,14 @@ def metrics(res: SimResult, warmup: float = 0.0) -> Metrics:
         rx = float(np.max(samples)) if len(samples) else math.nan
         s_f = float(res.sent[i0:, f].sum())
         ev = _episodes(res.lost[i0:, f], max(1, round(fl.R / dt)))
-        flows.append(FlowMetrics(thr, thr / C, rm, rx, rm / fl.R if len(samples) else math.nan,
+        flows.append(FlowMetrics(thr, thr / C_mean, rm, rx, rm / fl.R if len(samples) else math.nan,
                                  float(res.lost[i0:, f].sum()) / s_f if s_f > 0 else 0.0,
                                  ev, ev / (s_f / cfg.mss) if s_f > 0 else 0.0))
     return Metrics(
         utilization=util,
         queue_mean_bytes=float(q.mean()), queue_max_bytes=q_max,
         queue_mean_bdp=float(q.mean()) / bdp, queue_max_bdp=q_max / bdp,
-        queue_mean_delay=float(q.mean()) / C,
+        queue_mean_delay=q_delay,
         loss_per_R_mean=float(lost_all.sum()) / cfg.mss / n_R if n_R > 0 else 0.0,
         loss_per_R_max=float(lw.max()) if len(lw) else 0.0,
         loss_rate=float(lost_all.sum()) / sent_total if sent_total > 0 else 0.0,

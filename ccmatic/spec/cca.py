@@ -31,7 +31,12 @@ from fractions import Fraction
 from pathlib import Path
 
 from ccmatic.core.errors import Loc, SpecError
-from ccmatic.core.quantities import PARAMETERS, QUANTITIES
+from ccmatic.core.quantities import (
+    PARAMETERS,
+    QUANTITIES,
+    SIM_OBSERVATIONS,
+    SIM_PARAMETERS,
+)
 from ccmatic.core.source import Source
 from ccmatic.core.units import DECLARABLE
 from ccmatic.spec.elaborate import Elaborator
@@ -146,7 +151,7 @@ def _state_decl(src: Source, st: ast.AnnAssign, states: list[StateDecl]) -> Stat
         raise SpecError(src.node_loc(ann), "unknown unit in state declaration",
                         "use bytes, seconds, rate, count or bool")
     name = st.target.id
-    if name in QUANTITIES or name in PARAMETERS:
+    if any(name in names for names in (QUANTITIES, PARAMETERS, SIM_OBSERVATIONS, SIM_PARAMETERS)):
         raise SpecError(src.node_loc(st.target), f"'{name}' is a reserved name and cannot be a state variable")
     if any(s.name == name for s in states):
         raise SpecError(src.node_loc(st.target), f"state variable '{name}' declared twice")

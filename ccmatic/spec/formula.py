@@ -22,7 +22,12 @@ from fractions import Fraction
 
 from ccmatic.core.errors import SpecError
 from ccmatic.core.model import ModelConfig
-from ccmatic.core.quantities import PARAMETERS, QUANTITIES
+from ccmatic.core.quantities import (
+    PARAMETERS,
+    QUANTITIES,
+    SIM_OBSERVATIONS,
+    SIM_PARAMETERS,
+)
 from ccmatic.core.scenario import Scenario
 from ccmatic.core.source import Definition, Source
 from ccmatic.core.units import COUNT, RATE, SECONDS, Unit
@@ -86,6 +91,9 @@ class QueryScope(BaseScope):
             return Typed(p, False, PARAMETERS[ident].unit)
         if ident in QUANTITIES or ident in ctx.states:
             raise self.err(node, f"'{ident}' is a per-step quantity; index it, e.g. {ident}[T-1]")
+        if ident in SIM_OBSERVATIONS or ident in SIM_PARAMETERS:
+            raise self.err(node, f"'{ident}' is measured only by the simulator; the models have no such quantity",
+                           "state the property over the models' quantities ('ccmatic list' shows them)")
         known = ["C", "R", "D", "T", "N", "MSS", "C0", "buffer", *STATIC_FACTS, *QUANTITIES, *ctx.states]
         close = difflib.get_close_matches(ident, known, n=1)
         raise self.err(node, f"unknown name '{ident}'", f"did you mean '{close[0]}'?" if close else None)

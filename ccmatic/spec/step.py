@@ -17,6 +17,8 @@ from ccmatic.core.quantities import (
     OUTPUTS,
     PARAMETERS,
     QUANTITIES,
+    SIM_OBSERVATIONS,
+    SIM_PARAMETERS,
     hidden_hint,
     lag_steps,
 )
@@ -73,7 +75,8 @@ class Program(Protocol):
     def outputs(self) -> list[str]: ...
 
 
-def unknown_name_error(loc: Loc, ident: str, undefined: set[str], local_names: list[str]) -> SpecError:
+def unknown_name_error(loc: Loc, ident: str, undefined: set[str], local_names: list[str],
+                       sim: bool = False) -> SpecError:
     """The error for a name a CCA step cannot read: hidden network state, a name
     assigned only in some branches, or an unknown name (with a close match)."""
     hint = hidden_hint(ident)
@@ -82,10 +85,20 @@ def unknown_name_error(loc: Loc, ident: str, undefined: set[str], local_names: l
     if ident in undefined:
         return SpecError(loc, f"'{ident}' may be undefined here (assigned only in some branches)",
                          "assign it before the if, or in every branch")
-    known = list(OBSERVATIONS) + list(OUTPUTS) + list(VISIBLE_PARAMS) + local_names
+    sim_names = [*SIM_OBSERVATIONS, *SIM_PARAMETERS] if sim else []
+    known = [*OBSERVATIONS, *OUTPUTS, *VISIBLE_PARAMS, *sim_names, *local_names]
     close = difflib.get_close_matches(ident, known, n=1)
     hint = f"did you mean '{close[0]}'?" if close else "see 'ccmatic list' or the CCA file docs for names"
     return SpecError(loc, f"unknown name '{ident}'", hint)
+
+
+def need_sim(prog: Program, ident: str, loc: Loc) -> None:
+    """Only a simulator-only file may read what only the simulator measures
+    (:data:`ccmatic.core.quantities.SIM_OBSERVATIONS`, ``SIM_PARAMETERS``)."""
+    if not prog.sim_only:
+        raise SpecError(loc, f"'{ident}' is measured only by the simulator",
+                        "mark the file '# simulator-only' on its first line (verify, synth and prove then "
+                        "refuse it), or read what the models observe (qdel_lo/qdel_hi, c_lo/c_hi)")
 
 
 # -- one step: name resolution -----------------------------------------------------------
@@ -111,9 +124,11 @@ class _StepScope(BaseScope):
 
     def kind_unit(self, ident: str, node: ast.AST) -> tuple[Unit | None, int]:
         """(unit, minimum lag) of a readable trace quantity."""
-        q = OBSERVATIONS.get(ident)
+        q = OBSERVATIONS.get(ident) or SIM_OBSERVATIONS.get(ident)
         if q is not None:
             assert q.lag is not None
+            if q.family == "sim":
+                need_sim(self.prog, ident, self.source.node_loc(node))
             return q.unit, lag_steps(q.lag, self.R)
         if ident in OUTPUTS:
             if (ident == "rate" and not self.prog.sets_rate) or (ident == "cwnd" and not self.prog.sets_cwnd):
@@ -123,7 +138,7 @@ class _StepScope(BaseScope):
         if ident in self.state_units:
             return self.state_units[ident], 1
         raise unknown_name_error(self.source.node_loc(node), ident, self.undefined,
-                                 list(self.state_units) + list(self.env))
+                                 list(self.state_units) + list(self.env), self.prog.sim_only)
 
     def obs(self, ident: str, unit: Unit | None, lag: int) -> Typed:
         self.record(ident, lag)
@@ -146,6 +161,9 @@ class _StepScope(BaseScope):
             return Typed(ir.Local(ident), v.is_bool, v.unit, None, v.hole)
         if ident == "MSS":
             return Typed(ir.Param("MSS", self.source.node_loc(node)), False, BYTES)
+        if ident in SIM_PARAMETERS:
+            need_sim(self.prog, ident, self.source.node_loc(node))
+            return Typed(ir.Param(ident, self.source.node_loc(node)), False, SIM_PARAMETERS[ident].unit)
         if ident in ("R", "D", "T"):
             return Typed.num(Fraction(self.int_name(ident) or 0), SECONDS)
         if ident == "t":
@@ -154,7 +172,7 @@ class _StepScope(BaseScope):
         return self.obs(ident, unit, lag)
 
     def index(self, ident: str, index: list[Index], node: ast.AST) -> Typed:
-        if ident in VISIBLE_PARAMS or ident in self.env:
+        if ident in VISIBLE_PARAMS or ident in SIM_PARAMETERS or ident in self.env:
             raise self.err(node, f"'{ident}' cannot be indexed")
         unit, minlag = self.kind_unit(ident, node)
         if len(index) != 1 or not isinstance(index[0], tuple):
@@ -247,7 +265,8 @@ class _Checker:
         if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
             raise self.err(st, "assign to one plain name at a time, e.g. rate = 2 * c_lo")
         name = st.targets[0].id
-        if name in PARAMETERS or (name in QUANTITIES and name not in OUTPUTS) or name == "t":
+        if (name in PARAMETERS or name in SIM_PARAMETERS or name in SIM_OBSERVATIONS
+                or (name in QUANTITIES and name not in OUTPUTS) or name == "t"):
             raise self.err(st.targets[0], f"cannot assign to '{name}'",
                            "CCAs set rate, cwnd, state variables or temporaries")
         v = self.elab.expr(st.value)
@@ -318,11 +337,15 @@ class _InitScope(BaseScope):
 
     def __init__(self, prog: Program, R: int, D: int, T: int) -> None:
         super().__init__(prog.source)
+        self.prog = prog
         self.values = {"R": R, "D": D, "T": T}
 
     def name(self, ident: str, node: ast.AST) -> Typed:
         if ident == "MSS":
             return Typed(ir.Param("MSS", self.source.node_loc(node)), False, BYTES)
+        if ident in SIM_PARAMETERS:
+            need_sim(self.prog, ident, self.source.node_loc(node))
+            return Typed(ir.Param(ident, self.source.node_loc(node)), False, SIM_PARAMETERS[ident].unit)
         if ident in self.values:
             return Typed.num(Fraction(self.values[ident]), SECONDS)
         raise self.err(node, f"an initial value may only use constants, MSS, R, D, T and choose(); found '{ident}'")
