@@ -90,6 +90,16 @@ def _median_abs(xs: list[float]) -> float:
     return float(np.median(np.abs(xs))) if xs else float("nan")
 
 
+def print_windows(res: SimResult, k: int) -> None:
+    """Jain's index and the largest share in each of k equal windows of the run."""
+    per = res.queue.shape[0] // k
+    for w in range(k):
+        thr = res.delivered[w * per:(w + 1) * per].sum(axis=0)
+        jain = float(thr.sum() ** 2 / (len(thr) * (thr ** 2).sum())) if thr.any() else float("nan")
+        t0 = w * per * res.dt
+        print(f"  [{t0:g}, {t0 + per * res.dt:g}) s: Jain's index {jain:.3f}, largest share {thr.max() / thr.sum():.3f}")
+
+
 def run(args: argparse.Namespace) -> None:
     names = args.cca.split(",")
     progs = [cca(names[0])] + [cca(names[-1])] * (args.flows - 1)
@@ -112,6 +122,8 @@ def run(args: argparse.Namespace) -> None:
         e_loss, e_halve = mathis_errors(res, after)
         print(f"  Mathis model, median |error| over Reno flows: p = loss rate {e_loss:.1%}, "
               f"p = halving rate {e_halve:.1%}")
+    if args.windows:
+        print_windows(res, args.windows)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"  wall {wall:.0f} s (simulation only), peak memory {peak:.0f} MiB")
 
@@ -129,6 +141,7 @@ def main() -> int:
     r.add_argument("--duration", type=float, default=60.0)
     r.add_argument("--warmup", type=float, default=20.0)
     r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--windows", type=int, default=0, help="also Jain's index over K equal windows of the run")
     args = ap.parse_args()
     if args.what == "cost":
         cost(args.duration)

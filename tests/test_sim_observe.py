@@ -258,3 +258,17 @@ def test_cli_plot_state_refuses_bad_names(tmp_path: Path, argv: list[str], messa
     argv = [str(tmp_path / "x.png") if a == "PLOT" else a for a in argv]
     code, _out, err = run_cli("simulate", "bbr1", "--duration", "1", *argv)
     assert code == 2 and err.startswith(message) and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize(("argv", "warning"), [
+    (["--flows", "2", "--R", "30,40"], ("warning: flow 1's RTprop 40 ms is not a whole number of ticks of 1.5 ms: "
+                                       "its CCA steps last 40.5 ms")),
+    (["--C", "0.5", "--buffer", "8"], "warning: flow 0's BDP is 1.7 packets"),
+    (["--model", "cbr_delay", "--D", "30"], ("warning: the jitter bound D = 30 ms is not a whole number of flow 0's "
+                                            "RTprops: its CCA's delay buckets and beliefs use D = 1 steps")),
+])
+def test_cli_warns_when_a_parameter_stretches_the_model(argv: list[str], warning: str) -> None:
+    code, _out, err = run_cli("simulate", "reno", "--duration", "1", *argv)
+    assert code == 0 and err.startswith(warning), err
+    code, _out, err = run_cli("simulate", "reno", "--duration", "1")
+    assert code == 0 and "warning" not in err

@@ -35,7 +35,7 @@ from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
 from ccmatic.sim.fine import simulate
 from ccmatic.sim.links import LINK_KINDS, Link, LinkKind, RateSchedule
 from ccmatic.sim.metrics import metrics
-from ccmatic.sim.records import Flow, SimConfig
+from ccmatic.sim.records import Flow, SimConfig, model_warnings
 from ccmatic.spec.cca import CcaProgram, load_cca
 
 MAX_RATE_CHANGES = 10_000
@@ -228,6 +228,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.plot:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
     series = output_file("--series", args.series, SERIES_SUFFIXES) if args.series else None
+    err.writelines(f"warning: {w}\n" for w in model_warnings(cfg))
     res = simulate(cfg)
     m = metrics(res, warm)
     if args.plot:
@@ -263,6 +264,7 @@ def run_summary(cfg: Any, names: list[str], warmup: float, schedule_spec: str | 
             "spec": schedule_spec, "points": [{"time_s": t, "C_bytes_per_s": c} for t, c in sched.points]},
         "buffer_bytes": cfg.link.buffer, "flows": [{"cca": f.cca.name, "R_s": f.R, "start_s": f.start} for f in cfg.flows],
         "duration_s": cfg.duration, "mss": cfg.mss, "seed": cfg.seed, "warmup_s": warmup,
+        "warnings": model_warnings(cfg),
     }
 
 

@@ -84,3 +84,25 @@ class SimResult:
     rtt_samples: list[RttSamples]  # per flow
     flows: list[FlowRecord]
     queue_peak: np.ndarray       # bytes, the largest queue within each tick
+
+
+def model_warnings(cfg: SimConfig) -> list[str]:
+    """Parameters the simulation can run with but that stretch its model: the CCA's
+    step must be a whole number of ticks, the models' jitter bound a whole number of
+    steps, and a window or pacing quantum of one packet small against the BDP."""
+    out: list[str] = []
+    dt = min(f.R for f in cfg.flows) / cfg.ticks_per_rtt
+    for i, f in enumerate(cfg.flows):
+        ticks = max(1, round(f.R / dt))
+        if abs(ticks * dt - f.R) > 0.005 * f.R:
+            out.append(f"flow {i}'s RTprop {f.R * 1000:g} ms is not a whole number of ticks of {dt * 1000:g} ms: "
+                       f"its CCA steps last {ticks * dt * 1000:g} ms")
+        bdp_pkts = cfg.link.C * f.R / cfg.mss
+        if bdp_pkts < 4:
+            out.append(f"flow {i}'s BDP is {bdp_pkts:.2g} packets: one packet of window or pacing is a large part of "
+                       f"it, and packet-level effects dominate (raise --C or --R)")
+        D_steps = cfg.link.D / f.R
+        if cfg.link.kind != "ideal" and abs(D_steps - round(D_steps)) > 0.01:
+            out.append(f"the jitter bound D = {cfg.link.D * 1000:g} ms is not a whole number of flow {i}'s RTprops: "
+                       f"its CCA's delay buckets and beliefs use D = {round(D_steps)} steps")
+    return out
