@@ -9,6 +9,7 @@ the proofs' steady-state bounds.  Runs are short (a few simulated seconds).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from pathlib import Path
@@ -16,6 +17,8 @@ from typing import Any
 
 import pytest
 from helpers import run_cli as run
+
+from ccmatic.cli.evaluate import report_progress
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"
@@ -451,3 +454,14 @@ def test_series_json_is_strict_and_matches_the_metrics(tmp_path: Path) -> None:
 def test_series_bad_suffix_is_input_error(tmp_path: Path) -> None:
     expect_input_error("simulate", "reno", "--duration", "2", "--series", tmp_path / "s.txt", where="--series",
                        words=(".csv",))
+
+
+def test_evaluate_progress_in_a_log_is_a_line_per_tenth() -> None:
+    """Not on a terminal, the progress is a line at every tenth of the grid (not one
+    carriage-returned line per run)."""
+    buf = io.StringIO()
+    for n in range(1, 487):
+        report_progress(buf, n, 486)
+    lines = buf.getvalue().splitlines()
+    assert "\r" not in buf.getvalue() and len(lines) == 10
+    assert lines[0] == "  49/486 runs" and lines[-1] == "  486/486 runs"

@@ -83,6 +83,15 @@ def _grid(flag: str, text: str | None, default: tuple[Any, ...], frac: bool = Fa
     return vals if frac else floats
 
 
+def report_progress(err: TextIO, n: int, total: int) -> None:
+    """``n/total runs``: rewritten in place on a terminal; elsewhere (a log) a line at
+    every tenth of the grid and at its end."""
+    if err.isatty():
+        err.write(f"\r  {n}/{total} runs" + ("\n" if n == total else ""))
+    elif n == total or (n * 10) // total != ((n - 1) * 10) // total:
+        err.write(f"  {n}/{total} runs\n")
+
+
 def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lib = library(args)
     progs = [load_sim_cca(lib, n) for n in args.ccas]
@@ -106,9 +115,9 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for n, (i, row) in enumerate(map_unordered(ex, run_task, tasks), start=1):
             rows[i] = row
             if not args.json:
-                err.write(f"\r  {n}/{len(tasks)} runs" + ("\n" if n == len(tasks) else ""))
+                report_progress(err, n, len(tasks))
     except BaseException:  # an interrupt: end the progress line before the report
-        if rows and not args.json and len(rows) < len(tasks):
+        if rows and not args.json and len(rows) < len(tasks) and err.isatty():
             err.write("\n")
         raise
     finally:
