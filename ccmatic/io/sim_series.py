@@ -28,7 +28,7 @@ def flow_series(res: SimResult) -> list[dict[str, list[float | None]]]:
     """Each flow's columns (:data:`COLUMNS`, then ``state.NAME`` per state variable)."""
     out = []
     for rec in res.flows:
-        queue = [_queue_at(res, t) for t in rec.time]
+        queue = [res.queue_at(t) for t in rec.time]
         cols: dict[str, list[float]] = {
             "time_s": rec.time, "rate_Bps": rec.rate, "cwnd_B": rec.cwnd, "sent_B": rec.A, "acked_B": rec.S,
             "lost_B": rec.L, "rtt_s": rec.rtt, "queue_B": queue,
@@ -36,12 +36,6 @@ def flow_series(res: SimResult) -> list[dict[str, list[float | None]]]:
         }
         out.append({k: [None if math.isnan(v) else float(v) for v in vs] for k, vs in cols.items()})
     return out
-
-
-def _queue_at(res: SimResult, t: float) -> float:
-    """The queue at time t: at the end of the tick before it (empty at the start)."""
-    i = round(t / res.dt) - 1
-    return 0.0 if i < 0 else float(res.queue[min(len(res.queue) - 1, i)])
 
 
 def write_series(res: SimResult, path: Path) -> None:

@@ -67,13 +67,13 @@ class ProvedBounds:
 
     def steady(self, res: SimResult) -> float | None:
         """The first time every flow is in the steady state, or None."""
-        C, dt, c = res.config.link.C, res.dt, self.constants
+        C, c = res.config.link.C, self.constants
 
         def ok(r: Any, f: int, k: int) -> bool:
             if self.kind == "cbr_beliefs":
                 return bool(r.c_lo_lambda[k] >= c["conv"] * C)
             R = res.config.flows[f].R
-            q = res.queue[min(len(res.queue) - 1, int(r.time[k] / dt))]
+            q = res.queue_at(r.time[k])
             return bool(r.c_lo[k] >= c["conv_lo"] * C and r.c_hi[k] <= c["conv_hi"] * C
                         and q <= c["qbound"] * C * (R + res.config.link.D))
         recs = res.flows

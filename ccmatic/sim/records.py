@@ -85,6 +85,12 @@ class SimResult:
     flows: list[FlowRecord]
     queue_peak: np.ndarray       # bytes, the largest queue within each tick
 
+    def queue_at(self, t: float) -> float:
+        """The queue at time t (a step boundary): at the end of the tick before it,
+        0 at the start."""
+        i = round(t / self.dt) - 1
+        return 0.0 if i < 0 else float(self.queue[min(len(self.queue) - 1, i)])
+
 
 def model_warnings(cfg: SimConfig) -> list[str]:
     """Parameters the simulation can run with but that stretch its model: the CCA's
