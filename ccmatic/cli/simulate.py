@@ -44,20 +44,6 @@ MODEL_ALIASES: dict[str, LinkKind] = {"ideal": "ideal", "cbr_delay": "cbr_delay"
                                       "ack_agg": "ack_agg", "ack-agg": "ack_agg", "aggregation": "ack_agg"}
 
 
-def _positive(flag: str, text: str, allow_zero: bool = False) -> float:
-    try:
-        v = float(Fraction(text))
-    except (ValueError, ZeroDivisionError, OverflowError):
-        raise SpecError(Loc(flag), f"expected a finite number, got {text!r}") from None
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise SpecError(Loc(flag), f"must be {'non-negative' if allow_zero else 'positive'}, got {text}")
-    return v
-
-
-def _list(flag: str, text: str, allow_zero: bool = False) -> list[float]:
-    return [_positive(flag, x.strip(), allow_zero) for x in text.split(",") if x.strip()]
-
-
 def _number(text: str) -> float | None:
     """A finite number, or None."""
     try:
@@ -65,6 +51,19 @@ def _number(text: str) -> float | None:
     except (ValueError, ZeroDivisionError, OverflowError):
         return None
     return v if math.isfinite(v) else None
+
+
+def _positive(flag: str, text: str, allow_zero: bool = False) -> float:
+    v = _number(text)
+    if v is None:
+        raise SpecError(Loc(flag), f"expected a finite number, got {text!r}")
+    if v < 0 or (v == 0 and not allow_zero):
+        raise SpecError(Loc(flag), f"must be {'non-negative' if allow_zero else 'positive'}, got {text}")
+    return v
+
+
+def _list(flag: str, text: str, allow_zero: bool = False) -> list[float]:
+    return [_positive(flag, x.strip(), allow_zero) for x in text.split(",") if x.strip()]
 
 
 def rate_schedule(text: str, C: float, duration: float) -> RateSchedule:
@@ -228,14 +227,15 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.plot:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
     series = output_file("--series", args.series, SERIES_SUFFIXES) if args.series else None
-    err.writelines(f"warning: {w}\n" for w in model_warnings(cfg))
+    warnings = model_warnings(cfg)
+    err.writelines(f"warning: {w}\n" for w in warnings)
     res = simulate(cfg)
     m = metrics(res, warm)
     if args.plot:
         plot_run(res, args.plot, states)
     if series is not None:
         write_series(res, series)
-    summary = run_summary(cfg, names, warm, args.rate_schedule)
+    summary = run_summary(cfg, names, warm, warnings, args.rate_schedule)
     if args.json:
         out.write(json.dumps({"config": summary, "metrics": m.json()}, indent=2) + "\n")
         return 0
@@ -256,7 +256,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def run_summary(cfg: Any, names: list[str], warmup: float, schedule_spec: str | None = None) -> dict[str, Any]:
+def run_summary(cfg: Any, names: list[str], warmup: float, warnings: list[str],
+                schedule_spec: str | None = None) -> dict[str, Any]:
     sched = cfg.link.schedule
     return {
         "ccas": names, "link": cfg.link.kind, "C_bytes_per_s": cfg.link.C, "D_s": cfg.link.D,
@@ -264,7 +265,7 @@ def run_summary(cfg: Any, names: list[str], warmup: float, schedule_spec: str | 
             "spec": schedule_spec, "points": [{"time_s": t, "C_bytes_per_s": c} for t, c in sched.points]},
         "buffer_bytes": cfg.link.buffer, "flows": [{"cca": f.cca.name, "R_s": f.R, "start_s": f.start} for f in cfg.flows],
         "duration_s": cfg.duration, "mss": cfg.mss, "seed": cfg.seed, "warmup_s": warmup,
-        "warnings": model_warnings(cfg),
+        "warnings": warnings,
     }
 
 

@@ -124,7 +124,6 @@ class _Sender:
         self.S_ack = 0.0
         self.L = 0.0
         self.L_hist: list[float] = []
-        self.last_delay: float | None = None  # queueing + jitter of the latest ACKed byte (s)
         self.sampler = FlowSampler(self.start_tick * dt)
         self.params = {"MSS": cfg.mss, "SECOND": 1.0 / flow.R}
         self.rate: float | None = cfg.init_rate_pkts * cfg.mss / flow.R if self.prog.sets_rate else None
@@ -239,9 +238,11 @@ class _Sender:
     def _qdel_bounds(self) -> tuple[float, float]:
         """Eq. 4.1.1 on the latest RTT sample, in the models' buckets
         (:func:`ccmatic.semantics.qdel.bounds`); before any sample, [0, 1)."""
-        if self.last_delay is None:
+        rtt = self.sampler.rtt
+        if math.isnan(rtt):
             return 0.0, 1.0
-        dt = math.floor(self.last_delay / self.unit + 1e-9)
+        delay = max(0.0, rtt - self.flow.R)  # queueing + jitter of the latest ACKed packet
+        dt = math.floor(delay / self.unit + 1e-9)
         return qdel.bounds(FLOAT, [d == dt for d in range(CCA_T)], self.D_steps)
 
     def _unit_rate(self) -> float:
@@ -356,7 +357,6 @@ def _take_acks(snd: _Sender, pend: deque[tuple[float, float, float, Snapshot]], 
     while pend and pend[0][0] <= now + 1e-12:
         at, cum, sent_at, snap = pend.popleft()
         snd.S_ack = cum
-        snd.last_delay = max(0.0, at - sent_at - snd.flow.R)
         rtts.append(at, at - sent_at)
         smp.packet_acked(cum, sent_at, snap)
         if not pend or pend[0][0] != at:

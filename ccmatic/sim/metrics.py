@@ -113,7 +113,7 @@ def metrics(res: SimResult, warmup: float = 0.0) -> Metrics:
     else:
         # the mean rate over the window (the integral of C(t) over its length), and
         # each tick's queue (recorded at its end) over the rate in force then
-        C_mean = sched.served(i0 * dt, len(res.queue) * dt) / span if span > 0 else C
+        C_mean = cfg.link.capacity(i0 * dt, len(res.queue) * dt) / span if span > 0 else C
         ends = (np.arange(i0, len(res.queue)) + 1) * dt
         q_delay = float(np.mean(q / sched.rates(ends)))
     util = float(deliv.sum()) / (C_mean * span) if span > 0 else 0.0

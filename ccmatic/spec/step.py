@@ -101,6 +101,12 @@ def need_sim(prog: Program, ident: str, loc: Loc) -> None:
                         "refuse it), or read what the models observe (qdel_lo/qdel_hi, c_lo/c_hi)")
 
 
+def sim_param(prog: Program, ident: str, loc: Loc) -> Typed:
+    """A simulator-only parameter (``SECOND``), read where only such a file may."""
+    need_sim(prog, ident, loc)
+    return Typed(ir.Param(ident, loc), False, SIM_PARAMETERS[ident].unit)
+
+
 # -- one step: name resolution -----------------------------------------------------------
 
 class _StepScope(BaseScope):
@@ -162,8 +168,7 @@ class _StepScope(BaseScope):
         if ident == "MSS":
             return Typed(ir.Param("MSS", self.source.node_loc(node)), False, BYTES)
         if ident in SIM_PARAMETERS:
-            need_sim(self.prog, ident, self.source.node_loc(node))
-            return Typed(ir.Param(ident, self.source.node_loc(node)), False, SIM_PARAMETERS[ident].unit)
+            return sim_param(self.prog, ident, self.source.node_loc(node))
         if ident in ("R", "D", "T"):
             return Typed.num(Fraction(self.int_name(ident) or 0), SECONDS)
         if ident == "t":
@@ -344,8 +349,7 @@ class _InitScope(BaseScope):
         if ident == "MSS":
             return Typed(ir.Param("MSS", self.source.node_loc(node)), False, BYTES)
         if ident in SIM_PARAMETERS:
-            need_sim(self.prog, ident, self.source.node_loc(node))
-            return Typed(ir.Param(ident, self.source.node_loc(node)), False, SIM_PARAMETERS[ident].unit)
+            return sim_param(self.prog, ident, self.source.node_loc(node))
         if ident in self.values:
             return Typed.num(Fraction(self.values[ident]), SECONDS)
         raise self.err(node, f"an initial value may only use constants, MSS, R, D, T and choose(); found '{ident}'")
