@@ -14,6 +14,7 @@ from typing import Literal
 Family = Literal["ideal", "cbr_delay", "ccac"]
 BufferMode = Literal["infinite", "finite", "arbitrary", "small", "large"]
 LossMode = Literal["droptail", "ccac"]
+Topology = Literal["dumbbell", "parking_lot"]
 
 
 @dataclass(frozen=True)
@@ -79,17 +80,61 @@ class ModelConfig:
     qdel_growth: Literal["fresh", "always"] = "fresh"
     loss_detection: Literal["dupack", "oracle"] = "dupack"
     belief_timeouts: BeliefTimeouts | None = None
+    #: the network's non-congestive delay per flow, in steps (thesis Fig. 7.11's
+    #: jitter boxes); None: D for every flow.  D stays what the CCA assumes.
+    jitter: tuple[int, ...] | None = None
+    #: with several flows (or per-flow jitter), split the bottleneck's output among
+    #: the flows first-in first-out (docs/multiflow.md); False: only the aggregate
+    #: service is constrained (CCAC's single-flow model, summed)
+    fifo: bool = True
+    #: ``dumbbell``: one bottleneck shared by every flow; ``parking_lot`` (thesis
+    #: Fig. 6.1, 7.15): two bottlenecks of rate C in a row, flow 0 crosses both,
+    #: flow 1 only the first and flow 2 only the second
+    topology: Topology = "dumbbell"
 
     @property
     def bdp(self) -> Fraction:
         return self.C * self.R
 
+    def flow_jitter(self, f: int) -> int:
+        """The jitter bound of flow f's delay box, in steps."""
+        return self.D if self.jitter is None else self.jitter[f]
+
+    @property
+    def net_D(self) -> int:
+        """The network's largest jitter, in steps: the aggregate service bound A.2.3
+        lags by this much (D unless ``jitter`` says otherwise)."""
+        return self.D if self.jitter is None else max(self.jitter)
+
+    @property
+    def split(self) -> bool:
+        """Whether the encoding splits the bottleneck's output per flow (FIFO)."""
+        return self.jitter is not None or (self.N > 1 and self.fifo) or self.topology != "dumbbell"
+
+    @property
+    def hops(self) -> int:
+        """The number of bottlenecks."""
+        return 2 if self.topology == "parking_lot" else 1
+
+    @property
+    def routes(self) -> tuple[tuple[int, ...], ...]:
+        """The bottlenecks each flow crosses, in order."""
+        if self.topology == "parking_lot":
+            return ((0, 1), (0,), (1,))
+        return tuple((0,) for _ in range(self.N))
+
     def summary(self) -> str:
         """One line: family, composition, parameters, buffer and loss rule."""
         parts: list[str] = [self.family]
+        if self.topology != "dumbbell":
+            parts.append("parking lot (2 bottlenecks)")
         if self.family == "ccac":
             parts.append("composing" if self.compose else "non-composing")
         parts.append(f"C={self.C} R={self.R} D={self.D} N={self.N}")
+        if self.jitter is not None:
+            parts.append("jitter [" + ", ".join(map(str, self.jitter)) + "]")
+        if self.N > 1:
+            parts.append("FIFO" if self.fifo else "no FIFO")
         parts.append(f"buffer {self.buffer.describe()}")
         parts.append(f"loss {self.loss}")
         return ", ".join(parts)

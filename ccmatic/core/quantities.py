@@ -14,7 +14,9 @@ Lags (thesis Table 2.1, CCAC §3), in steps, for a CCA running at step t:
 * ``output``: the CCA's own outputs and state: the previous step's value, t − 1.
 
 Families (how the encoder builds a quantity): ``trace`` (the per-step variables of
-every model), ``qdel`` (queueing-delay buckets, Eq. 4.1.1), ``rate_beliefs``
+every model), ``fifo`` (the per-flow output of the bottleneck, in models that split it
+first-in first-out: several flows, or per-flow jitter), ``hops`` (the second
+bottleneck of a parking lot), ``qdel`` (queueing-delay buckets, Eq. 4.1.1), ``rate_beliefs``
 (Eq. 4.1.2), ``cbr_beliefs`` (§4.2.2.1); ``rate_beliefs`` brings ``qdel`` along
 (:func:`families_needed`).  ``sim``: what only the simulator measures
 (:data:`SIM_OBSERVATIONS`, :data:`SIM_PARAMETERS`): a CCA file that reads one must be
@@ -30,7 +32,7 @@ from typing import Literal
 from ccmatic.core.units import BYTES, COUNT, RATE, SECONDS, Unit
 
 Lag = Literal["send", "ack", "now", "output"]
-Family = Literal["trace", "qdel", "rate_beliefs", "cbr_beliefs", "sim"]
+Family = Literal["trace", "fifo", "hops", "qdel", "rate_beliefs", "cbr_beliefs", "sim"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,18 @@ QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
              "the token curve is network state a sender cannot observe", extract="aggregate", column=False),
     Quantity("tokens_lo", BYTES, False, False, None, "trace", "the lower service bound T_A(t − D) (Eq. A.2.3)",
              "the token curve is network state a sender cannot observe", extract="aggregate", column=False),
+    Quantity("O", BYTES, True, True, None, "fifo",
+             "cumulative bytes of the flow that left the bottleneck, before its jitter box (FIFO split)",
+             "the bottleneck's output is network state a sender cannot observe; read S"),
+    Quantity("O1", BYTES, True, True, None, "hops",
+             "parking lot: cumulative bytes of the flow that left its first bottleneck",
+             "the bottleneck's output is network state a sender cannot observe; read S"),
+    Quantity("W2", BYTES, False, False, None, "hops", "parking lot: the second bottleneck's wasted tokens",
+             "wasted tokens are network state a sender cannot observe", extract="aggregate"),
+    Quantity("tokens2", BYTES, False, False, None, "hops", "parking lot: the second bottleneck's token curve",
+             "the token curve is network state a sender cannot observe", extract="aggregate", column=False),
+    Quantity("bq2", BYTES, False, False, None, "hops", "parking lot: the second bottleneck's queue",
+             "the bottleneck queue is hidden; use qdel_lo/qdel_hi", extract="aggregate"),
     Quantity("queue", BYTES, True, True, None, "trace", "bytes in the network, A − L − S",
              "the queue is hidden; use qdel_lo/qdel_hi or q_hi", extract="aggregate"),
     Quantity("bq", BYTES, False, False, None, "trace", "the bottleneck queue A − L − T_A (Eq. A.2.6)",
@@ -96,6 +110,8 @@ PARAMETERS: dict[str, Parameter] = {p.name: p for p in (
               "the link rate C is hidden from the sender; use the beliefs c_lo/c_hi (or c_lo_lambda)"),
     Parameter("R", SECONDS, True, False, "the propagation delay (RTprop), in steps"),
     Parameter("D", SECONDS, True, False, "the jitter bound, in steps"),
+    Parameter("Dmax", SECONDS, False, False, "the network's largest per-flow jitter, in steps (D unless "
+              "the model sets jitter; queries only)", "a CCA assumes the jitter bound D"),
     Parameter("T", SECONDS, True, False, "the horizon: steps 0..T−1"),
     Parameter("MSS", BYTES, True, True, "the smallest send quantum (CCAC's alpha)"),
     Parameter("C0", BYTES, False, True, "the token offset T_A(0)",

@@ -101,7 +101,7 @@ def qdel_buckets(tr: SymbolicTrace) -> tuple[QdelBools, Constraints]:
                 # waits (Eq. A.2.5), so it holds one after ⌈β/C⌉ steps and is served
                 # D later, before t unless dt ≤ ⌈β/C⌉ + D, i.e. C·(dt − D − 1) < β.
                 for dt in range(T):
-                    e.add("qdel buffer bound", z3.Implies(q[f][t][dt], tr.C * (dt - m.D - 1) < tr.buffer))
+                    e.add("qdel buffer bound", z3.Implies(q[f][t][dt], tr.C * (dt - m.net_D - 1) < tr.buffer))
     return q, e
 
 

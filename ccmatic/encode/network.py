@@ -23,6 +23,7 @@ from fractions import Fraction
 
 import z3
 
+from ccmatic.encode.fifo import fifo_split
 from ccmatic.encode.trace import Constraints, SymbolicTrace
 from ccmatic.semantics import network
 from ccmatic.semantics.z3domain import Z3
@@ -34,8 +35,10 @@ def encode_network(tr: SymbolicTrace) -> Constraints:
     for part in (monotone, initial, service_bounds, buffer_param, loss, loss_detection, sending):
         out.extend(part(tr))
     out.extend(ccac_waste(tr) if tr.model.family == "ccac" else cbr_waste(tr))
-    if tr.model.family == "ideal":
+    if tr.model.family == "ideal" and len(tr.hops) == 1:  # a parking lot's: its splits, jitter 0
         out.extend(ideal_service(tr))
+    if tr.model.split:
+        out.extend(fifo_split(tr))
     return out
 
 
@@ -47,8 +50,9 @@ def monotone(tr: SymbolicTrace) -> Constraints:
             e.add("monotone", tr.A_f[f][t] >= tr.A_f[f][t - 1], tr.S_f[f][t] >= tr.S_f[f][t - 1],
                   tr.L_f[f][t] >= tr.L_f[f][t - 1], tr.Ld_f[f][t] >= tr.Ld_f[f][t - 1],
                   tr.A_f[f][t] - tr.L_f[f][t] >= tr.A_f[f][t - 1] - tr.L_f[f][t - 1])
-    for t in range(1, tr.T):
-        e.add("monotone", tr.W[t] >= tr.W[t - 1])
+    for hop in tr.hops:
+        for t in range(1, tr.T):
+            e.add("monotone", hop.W[t] >= hop.W[t - 1])
     return e
 
 
@@ -56,7 +60,8 @@ def initial(tr: SymbolicTrace) -> Constraints:
     """Initial conditions are free except for normalisation: curves are shift
     invariant, so S_f(0) = 0 and W(0) = 0 (C0 absorbs the token offset)."""
     e = Constraints()
-    e.add("initial", tr.W[0] == 0)
+    for hop in tr.hops:
+        e.add("initial", hop.W[0] == 0)
     for f in range(tr.N):
         e.add("initial", tr.S_f[f][0] == 0, tr.L_f[f][0] >= 0, tr.Ld_f[f][0] >= 0,
               tr.Ld_f[f][0] <= tr.L_f[f][0])
@@ -70,14 +75,16 @@ def initial(tr: SymbolicTrace) -> Constraints:
 
 
 def service_bounds(tr: SymbolicTrace) -> Constraints:
-    """S ≤ A − L (A.2.2), S ≤ T_A(t) (A.2.1), S ≥ T_A(t − D) (A.2.3)."""
+    """S ≤ A − L (A.2.2), S ≤ T_A(t) (A.2.1), S ≥ T_A(t − D) (A.2.3); with per-flow
+    jitter D is the largest flow's."""
     e = Constraints()
-    D = tr.model.D
+    D = tr.model.net_D
     for t in range(tr.T):
         for f in range(tr.N):
             e.add("A.2.2 S<=A-L", tr.S_f[f][t] <= tr.A_f[f][t] - tr.L_f[f][t])
-        e.add("A.2.1 S<=tokens", tr.S(t) <= tr.tokens(t))
-        e.add("A.2.3 S>=tokens(t-D)", tr.S(t) >= tr.tokens(t - D))
+        if len(tr.hops) == 1:  # on a parking lot each bottleneck's split bounds its service
+            e.add("A.2.1 S<=tokens", tr.S(t) <= tr.tokens(t))
+            e.add("A.2.3 S>=tokens(t-D)", tr.S(t) >= tr.tokens(t - D))
     return e
 
 
@@ -199,14 +206,16 @@ def ccac_waste(tr: SymbolicTrace) -> Constraints:
     e = Constraints()
     m = tr.model
     eps = tr.const(m.epsilon)
-    for t in range(1, tr.T):
-        e.add("token curve non-decreasing", tr.W[t] - tr.W[t - 1] <= tr.C)
-        if m.compose:
-            e.add("A.2.5 waste only if queue empty",
-                  z3.Implies(tr.W[t] > tr.W[t - 1], tr.A(t) - tr.L(t) <= tr.tokens(t)))
-        else:
-            e.add("waste (non-composing)",
-                  z3.Implies(tr.W[t] > tr.W[t - 1], tr.A(t) - tr.L(t) <= tr.S(t) + eps))
+    for h, hop in enumerate(tr.hops):
+        W = hop.W
+        for t in range(1, tr.T):
+            e.add("token curve non-decreasing", W[t] - W[t - 1] <= tr.C)
+            if m.compose:
+                e.add("A.2.5 waste only if queue empty",
+                      z3.Implies(W[t] > W[t - 1], tr.hop_arrived(h, t) <= tr.hop_tokens(h, t)))
+            else:
+                e.add("waste (non-composing)",
+                      z3.Implies(W[t] > W[t - 1], tr.A(t) - tr.L(t) <= tr.S(t) + eps))
     return e
 
 
@@ -214,9 +223,11 @@ def cbr_waste(tr: SymbolicTrace) -> Constraints:
     """The CBR box (:func:`ccmatic.semantics.network.cbr_tokens`); its queue is never
     negative, so T_A(0) ≤ A(0) − L(0)."""
     e = Constraints()
-    e.add("CBR t=0", tr.tokens(0) <= tr.A(0) - tr.L(0))
-    for t in range(1, tr.T):
-        e.add("CBR service", tr.tokens(t) == network.cbr_tokens(Z3, tr.tokens(t - 1), tr.model.C, tr.A(t) - tr.L(t)))
+    for h in range(len(tr.hops)):
+        tok = [tr.hop_tokens(h, t) for t in range(tr.T)]
+        e.add("CBR t=0", tok[0] <= tr.hop_arrived(h, 0))
+        for t in range(1, tr.T):
+            e.add("CBR service", tok[t] == network.cbr_tokens(Z3, tok[t - 1], tr.model.C, tr.hop_arrived(h, t)))
     return e
 
 
@@ -232,7 +243,8 @@ def periodic(tr: SymbolicTrace, K: int) -> Constraints:
     """Steady-state traces, as CCAC's ``make_periodic``: over the last K steps the
     trace repeats its first K steps in everything that carries state: cwnd and
     rate, the bytes in the network (A − L − S), the undetected loss (L − Ld) and
-    the bottleneck queue (A − L − T_A)."""
+    the bottleneck queue (A − L − T_A; every bottleneck's), and with a FIFO split each
+    flow's part of it (what reached the bottleneck less O)."""
     e = Constraints()
     T = tr.T
     for k in range(K):
@@ -244,5 +256,9 @@ def periodic(tr: SymbolicTrace, K: int) -> Constraints:
                 e.add("periodic", tr.rate_f[f][b] == tr.rate_f[f][a])
             e.add("periodic", tr.queue(b, f) == tr.queue(a, f))
             e.add("periodic", tr.L_f[f][b] - tr.Ld_f[f][b] == tr.L_f[f][a] - tr.Ld_f[f][a])
-        e.add("periodic", tr.bq(b) == tr.bq(a))
+        for h, hop in enumerate(tr.hops):
+            for f in hop.O:
+                O = hop.O[f]
+                e.add("periodic", tr.hop_input(h, f, b) - O[b] == tr.hop_input(h, f, a) - O[a])
+            e.add("periodic", tr.bq(b, h) == tr.bq(a, h))
     return e

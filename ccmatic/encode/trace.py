@@ -47,6 +47,17 @@ class Constraints:
 Series = list[list[z3.ExprRef]]  # [flow][step]
 
 
+@dataclass
+class Hop:
+    """One bottleneck: its wasted tokens W and token offset C0 (Eq. A.2.4), the flows
+    that cross it, and (with a FIFO split) each one's output from it."""
+
+    W: list[z3.ArithRef]
+    C0: z3.ArithRef
+    flows: tuple[int, ...]
+    O: dict[int, list[z3.ArithRef]]
+
+
 class SymbolicTrace:
     """The variables of one scenario.  ``families`` holds the derived quantities
     built for it: name -> per-flow series."""
@@ -69,9 +80,13 @@ class SymbolicTrace:
         self.cwnd_f = reals("cwnd")
         self.timeout_f = [[z3.Bool(f"timeout_{f},{t}") for t in steps] for f in range(N)]
         self.W = [z3.Real(f"W_{t}") for t in steps]
+        #: each flow's output from its last bottleneck, before its jitter box (models
+        #: that split the output per flow)
+        self.O_f = reals("O") if model.split else []
         self.C0 = z3.Real("C0")
         self.MSS = z3.Real("MSS")
         self.C = rat(model.C)
+        self.hops = [self._hop(h) for h in range(model.hops)]
         self.dupacks: z3.ArithRef | None = z3.Real("dupacks") if model.dupacks is None else None
         b = model.buffer
         self.buffer: z3.ArithRef | None
@@ -89,8 +104,46 @@ class SymbolicTrace:
             {n: [z3.Bool(f"{n}_{f},{t}") if u is None else z3.Real(f"{n}_{f},{t}") for t in steps]
              for n, u in states.items()} for f in range(N)]
         self.derived: dict[str, Series] = {}
-        self.built: set[Family] = {"trace"}
+        self.built: set[Family] = {"trace", "fifo"} if model.split else {"trace"}
+        if model.hops > 1:
+            self.built.add("hops")
         self.extra_vars: list[z3.ExprRef] = []
+
+    def _hop(self, h: int) -> Hop:
+        """Bottleneck h's variables: the first one's are W and C0, the second's W2, C0_2;
+        a flow's output from its last bottleneck is O, from an earlier one O{h}."""
+        steps = range(self.T)
+        routes = self.model.routes
+        W = self.W if h == 0 else [z3.Real(f"W{h + 1}_{t}") for t in steps]
+        C0 = self.C0 if h == 0 else z3.Real(f"C0_{h + 1}")
+        flows = tuple(f for f in range(self.N) if h in routes[f])
+        O = {f: self.O_f[f] if routes[f][-1] == h else [z3.Real(f"O{h + 1}_{f},{t}") for t in steps]
+             for f in flows} if self.O_f else {}
+        return Hop(W, C0, flows, O)
+
+    def hop_tokens(self, h: int, t: int) -> z3.ArithRef:
+        """Bottleneck h's token curve (Eq. A.2.4), extended before 0 as :meth:`tokens`."""
+        hop = self.hops[h]
+        return network.tokens(Z3, hop.C0, self.model.C, t, hop.W[max(t, 0)])
+
+    def hop_input(self, h: int, f: int, t: int) -> z3.ArithRef:
+        """Flow f's bytes that have reached bottleneck h by t: A − L at its first one,
+        the previous one's output after that."""
+        route = self.model.routes[f]
+        outputs = {j: self.hops[j].O[f][t] for j in route if f in self.hops[j].O}
+        return network.hop_input(route, h, self.arrived(t, f), outputs)
+
+    def hop_arrived(self, h: int, t: int) -> z3.ArithRef:
+        """Everything that has reached bottleneck h by t (A − L on a dumbbell)."""
+        if self.model.hops == 1:
+            return self.arrived(t)
+        return z3.Sum([self.hop_input(h, f, t) for f in self.hops[h].flows])
+
+    def hop_out(self, h: int, t: int) -> z3.ArithRef:
+        """Bottleneck h's total output by t: its tokens, or (CCAC, where tokens may run
+        ahead of an empty queue) what reached it if that is less (A.2.1, A.2.2)."""
+        tok, arr = self.hop_tokens(h, t), self.hop_arrived(h, t)
+        return tok if self.model.family != "ccac" else z3.If(tok <= arr, tok, arr)
 
     # -- aggregates and derived terms --------------------------------------------------
     def agg(self, per_flow: list[list[z3.ArithRef]], t: int) -> z3.ArithRef:
@@ -120,15 +173,28 @@ class SymbolicTrace:
             return network.in_network(Z3, self.A(t), self.L(t), self.S(t))
         return network.in_network(Z3, self.A_f[f][t], self.L_f[f][t], self.S_f[f][t])
 
-    def bq(self, t: int) -> z3.ArithRef:
-        """The bottleneck queue A − L − T_A (Eq. A.2.6)."""
-        return network.bottleneck_queue(Z3, self.A(t), self.L(t), self.tokens(t))
+    def arrived(self, t: int, f: int | None = None) -> z3.ArithRef:
+        """Bytes admitted to the bottleneck by t, A − L (of one flow, or of all)."""
+        if f is None:
+            return self.A(t) - self.L(t)
+        return self.A_f[f][t] - self.L_f[f][t]
+
+    def bq(self, t: int, h: int = 0) -> z3.ArithRef:
+        """The bottleneck queue A − L − T_A (Eq. A.2.6); of bottleneck h, what reached it
+        less its tokens."""
+        if self.model.hops == 1:
+            return network.bottleneck_queue(Z3, self.A(t), self.L(t), self.tokens(t))
+        return self.hop_arrived(h, t) - self.hop_tokens(h, t)
 
     # -- the registry's quantities ------------------------------------------------------
     def series(self, name: str, f: int) -> list[z3.ExprRef]:
         """The per-step terms of a per-flow quantity or state variable of flow f."""
         direct = {"A": self.A_f, "S": self.S_f, "L": self.L_f, "Ld": self.Ld_f, "timeout": self.timeout_f,
                   "rate": self.rate_f, "cwnd": self.cwnd_f}
+        if self.O_f:
+            direct["O"] = self.O_f
+        if name == "O1" and len(self.hops) > 1:
+            return [self.hops[self.model.routes[f][0]].O[f][t] for t in range(self.T)]
         if name in direct:
             return list(direct[name][f])
         if name == "queue":
@@ -144,7 +210,10 @@ class SymbolicTrace:
         sums over flows)."""
         shared: dict[str, Callable[[int], z3.ExprRef]] = {
             "W": lambda t: self.W[t], "tokens": self.tokens, "bq": self.bq,
-            "tokens_lo": lambda t: self.tokens(t - self.model.D)}
+            "tokens_lo": lambda t: self.tokens(t - self.model.net_D)}
+        if len(self.hops) > 1:
+            shared |= {"W2": lambda t: self.hops[1].W[t], "tokens2": lambda t: self.hop_tokens(1, t),
+                       "bq2": lambda t: self.bq(t, 1)}
         if name in shared:
             return shared[name](step)
         if flow is None:
@@ -173,6 +242,8 @@ class SymbolicTrace:
             return self.MSS
         if name == "C0":
             return self.C0
+        if name == "C0_2" and len(self.hops) > 1:
+            return self.hops[1].C0
         if name == "buffer" and self.buffer is not None:
             return self.buffer
         raise EngineError(f"parameter '{name}' is not available")

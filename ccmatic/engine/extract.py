@@ -17,8 +17,10 @@ def extract(tr: SymbolicTrace, ev: Evaluator) -> ConcreteTrace:
         "C": m.C, "R": Fraction(m.R), "D": Fraction(m.D), "MSS": ev.num(tr.MSS), "C0": ev.num(tr.C0),
         "buffer": ev.num(tr.buffer) if tr.buffer is not None else None,
     }
+    if len(tr.hops) > 1:
+        params["C0_2"] = ev.num(tr.hops[1].C0)
     aggregate = {name: [ev.num(tr.term(name, None, t)) for t in range(T)]
-                 for name, q in QUANTITIES.items() if q.extract in ("aggregate", "both")}
+                 for name, q in QUANTITIES.items() if q.extract in ("aggregate", "both") and q.family in tr.built}
     flows: list[dict[str, list[Value]]] = []
     for f in range(tr.N):
         d: dict[str, list[Value]] = {name: [ev.ev(x) for x in tr.series(name, f)]

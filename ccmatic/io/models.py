@@ -22,6 +22,33 @@ def apply_model_table(doc: TomlDoc, base: ModelConfig, t: dict[str, Any], where:
         if "D" in t:
             raise doc.err("D", "the ideal link has no jitter: D must be 0")
         m = replace(m, D=0)
+    return _check_topology(doc, _check_jitter(doc, m, t), t)
+
+
+def _check_topology(doc: TomlDoc, m: ModelConfig, t: dict[str, Any]) -> ModelConfig:
+    """A parking lot has three flows, infinite buffers and (CCAC) composing links."""
+    if m.topology == "dumbbell":
+        return m
+    key = "topology" if "topology" in t else next((k for k in ("N", "buffer", "compose") if k in t), "family")
+    if m.N != 3:
+        raise doc.err(key, f"a parking lot has 3 flows, got N = {m.N}", "set N = 3 (flow 0 crosses both bottlenecks)")
+    if m.buffer.mode != "infinite":
+        raise doc.err(key, "a parking lot's buffers are infinite", "set buffer = \"infinite\"")
+    if m.family == "ccac" and not m.compose:
+        raise doc.err(key, "a parking lot of non-composing CCAC links is not modelled", "set compose = true")
+    return m
+
+
+def _check_jitter(doc: TomlDoc, m: ModelConfig, t: dict[str, Any]) -> ModelConfig:
+    """Per-flow jitter: one entry per flow, and none on the ideal link."""
+    if m.jitter is None:
+        return m
+    key = "jitter" if "jitter" in t else ("N" if "N" in t else "family")
+    if len(m.jitter) != m.N:
+        raise doc.err(key, f"jitter lists {len(m.jitter)} flows but N = {m.N}", "give one entry per flow")
+    if m.family == "ideal" and any(m.jitter):
+        raise doc.err(key, "the ideal link has no jitter: every jitter entry must be 0",
+                      "use family = \"cbr_delay\" or \"ccac\" for jitter")
     return m
 
 

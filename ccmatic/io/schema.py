@@ -154,6 +154,12 @@ def _buffer(doc: TomlDoc, key: str, v: Any) -> Buffer:
     raise doc.err(key, f"bad buffer {v!r}", BUFFER_HINT)
 
 
+def _jitter(doc: TomlDoc, key: str, v: Any) -> tuple[int, ...]:
+    if not isinstance(v, list) or not v:
+        raise doc.err(key, "jitter must be a list of whole numbers, one per flow", "e.g. jitter = [2, 0] for N = 2")
+    return tuple(read_int(doc, key, x, 0) for x in v)
+
+
 def _belief_timeouts(doc: TomlDoc, key: str, v: Any) -> BeliefTimeouts:
     if not isinstance(v, dict):
         raise doc.err(key, "belief_timeouts must be a table")
@@ -195,6 +201,12 @@ MODEL = Schema("model file, and a query's or proof's [model_params]", (
           choice("fresh", "always")),
     Field("loss_detection", "string", "\"dupack\", \"oracle\"", "\"dupack\"",
           "dupacks (CCAC) or one RTT later (the prototype)", choice("dupack", "oracle")),
+    Field("jitter", "list of integers", "≥ 0, one per flow; 0 on ideal", "none",
+          "the network's non-congestive delay per flow, steps (none: D for every flow; the CCA still assumes D)", _jitter),
+    Field("fifo", "boolean", "", "true", "N > 1: the bottleneck serves the flows first-in first-out", boolean),
+    Field("topology", "string", "\"dumbbell\", \"parking_lot\"", "\"dumbbell\"",
+          "parking_lot: two bottlenecks; flow 0 crosses both, flows 1 and 2 one each (N = 3, infinite buffer)",
+          choice("dumbbell", "parking_lot")),
 ))
 
 SCENARIO = Schema("scenario (the keys a query and a proof share)", (

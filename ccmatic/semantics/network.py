@@ -9,6 +9,7 @@ alone: they leave the adversary a choice, which replay reads from the trace.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 
 from ccmatic.semantics.domain import Domain, V
@@ -19,6 +20,13 @@ def tokens(d: Domain[V], C0: V, C: Fraction, t: int, W: V) -> V:
     caller passes W(0): the curve is extended with slope C and no waste (the most
     slack choice)."""
     return d.sub(d.add(C0, d.mul(d.num(C), d.whole(t))), W)
+
+
+def hop_input(route: tuple[int, ...], h: int, arrived: V, outputs: Mapping[int, V]) -> V:
+    """The bytes of a flow on ``route`` that have reached bottleneck h: its A − L at
+    the first bottleneck, its output from the previous one (``outputs[j]``) after."""
+    i = route.index(h)
+    return arrived if i == 0 else outputs[route[i - 1]]
 
 
 def in_network(d: Domain[V], A: V, L: V, S: V) -> V:

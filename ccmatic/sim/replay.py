@@ -108,6 +108,19 @@ def replay_problem(prog: CcaProgram, model: ModelConfig, tr: ConcreteTrace,
     return f"counterexample failed the exact replay: {shown}{more}"
 
 
+def _hop_arrived(model: ModelConfig, tr: ConcreteTrace, res: ReplayResult, h: int) -> list[Fraction]:
+    """What reached bottleneck h of a parking lot, step by step: the replayed A − L of
+    the flows that start there, the trace's first-bottleneck output (O1) of those
+    that come from the other one."""
+    out: list[Fraction] = []
+    for t in range(tr.T):
+        parts = [network.hop_input(route, h, _frac(res.flows[f]["A"][t]) - _frac(tr.flows[f]["L"][t]),
+                                   {route[0]: _frac(tr.flows[f]["O1"][t])})
+                 for f, route in enumerate(model.routes) if h in route]
+        out.append(EXACT.sum(parts))
+    return out
+
+
 def _param(tr: ConcreteTrace, name: str) -> Fraction:
     v = tr.params.get(name)
     if v is None:
@@ -240,8 +253,8 @@ def _initial_options(code: StepCode, mss: Fraction) -> dict[str, list[Value]]:
 def _replay_network(model: ModelConfig, tr: ConcreteTrace, res: ReplayResult) -> None:
     """Recompute the aggregate curves from the replayed arrivals and the trace's
     choices, and the deterministic parts of the model, by the encoder's rules."""
-    T, N = tr.T, tr.N
-    C, C0 = _param(tr, "C"), _param(tr, "C0")
+    T = tr.T
+    C = _param(tr, "C")
     agg = tr.aggregate
     W = agg.get("W")
     if W is None:
@@ -249,13 +262,21 @@ def _replay_network(model: ModelConfig, tr: ConcreteTrace, res: ReplayResult) ->
     A = [EXACT.sum([_frac(fl["A"][t]) for fl in res.flows]) for t in range(T)]
     S = [EXACT.sum([_frac(fl["S"][t]) for fl in tr.flows]) for t in range(T)]
     L = [EXACT.sum([_frac(fl["L"][t]) for fl in tr.flows]) for t in range(T)]
-    tokens = [network.tokens(EXACT, C0, C, t, W[t]) for t in range(T)]
+    tokens = [network.tokens(EXACT, _param(tr, "C0"), C, t, W[t]) for t in range(T)]
+    arrived = [[A[t] - L[t] for t in range(T)]] if model.hops == 1 else [_hop_arrived(model, tr, res, h)
+                                                                          for h in range(model.hops)]
     mine: dict[str, list[Fraction]] = {
         "A": A, "S": S, "L": L, "W": list(W), "tokens": tokens,
         "queue": [network.in_network(EXACT, A[t], L[t], S[t]) for t in range(T)],
-        "bq": [network.bottleneck_queue(EXACT, A[t], L[t], tokens[t]) for t in range(T)],
+        "bq": [arrived[0][t] - tokens[t] for t in range(T)],
     }
-    if model.family == "ideal":
+    boxes = [tokens]
+    if model.hops > 1:
+        W2 = [_frac(w) for w in agg["W2"]]
+        tokens2 = [network.tokens(EXACT, _param(tr, "C0_2"), C, t, W2[t]) for t in range(T)]
+        mine |= {"W2": W2, "tokens2": tokens2, "bq2": [arrived[1][t] - tokens2[t] for t in range(T)]}
+        boxes.append(tokens2)
+    elif model.family == "ideal":
         mine["S"] = list(tokens)
     beta = tr.params.get("buffer")
     if beta is not None and model.loss == "droptail":
@@ -264,14 +285,16 @@ def _replay_network(model: ModelConfig, tr: ConcreteTrace, res: ReplayResult) ->
             Lr.append(network.droptail_loss(EXACT, A[t], Lr[t - 1], tokens[t], beta))
         mine["L"] = Lr
     res.aggregate = mine
-    for n in ("A", "S", "L", "W", "tokens", "queue", "bq"):
+    for n in mine:
         if n in agg:
             for t in range(T):
                 res.compare(None, n, t, agg[n][t], mine[n][t])
     if model.family in ("ideal", "cbr_delay"):
-        for t in range(T):
-            box = tokens[0] if t == 0 else network.cbr_tokens(EXACT, tokens[t - 1], C, A[t] - L[t])
-            res.compare(None, "tokens (CBR box)", t, tokens[t], box)
+        for tok, arr in zip(boxes, arrived, strict=True):
+            for t in range(T):
+                box = tok[0] if t == 0 else network.cbr_tokens(EXACT, tok[t - 1], C, arr[t])
+                res.compare(None, "tokens (CBR box)", t, tok[t], box)
+    N = tr.N
     if model.loss_detection == "oracle":
         for f in range(N):
             for t in range(model.R, T):

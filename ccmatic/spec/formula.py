@@ -77,7 +77,7 @@ class QueryScope(BaseScope):
         loc = self.source.node_loc(node)
         if ident == "C":
             return Typed.num(m.C, RATE)
-        if ident in ("R", "D", "T"):
+        if ident in ("R", "D", "T", "Dmax"):
             return Typed.num(Fraction(self.int_name(ident) or 0), SECONDS)
         if ident == "N":
             return Typed.num(Fraction(ctx.N), COUNT)
@@ -105,6 +105,8 @@ class QueryScope(BaseScope):
         ints = [i for i in index if isinstance(i, int)]
         q = QUANTITIES.get(ident)
         if q is not None:
+            if (why := _topology_only(q.family, ctx.model)) is not None:
+                raise self.err(node, f"'{ident}' exists only in a model {why[0]}", why[1])
             unit, per_flow, summable = q.unit, q.per_flow, q.summable
         elif ident in ctx.states:
             unit, per_flow, summable = ctx.states[ident], True, False
@@ -140,7 +142,17 @@ class QueryScope(BaseScope):
 
     def int_name(self, ident: str) -> int | None:
         m = self.ctx.model
-        return {"T": self.ctx.T, "R": m.R, "D": m.D, "N": self.ctx.N}.get(ident)
+        return {"T": self.ctx.T, "R": m.R, "D": m.D, "Dmax": m.net_D, "N": self.ctx.N}.get(ident)
+
+
+def _topology_only(family: str, m: ModelConfig) -> tuple[str, str] | None:
+    """Why a quantity of this family is missing from model m (what it needs, a hint)."""
+    if family == "fifo" and not m.split:
+        return ("that splits the bottleneck's output per flow",
+                "use N > 1 with fifo = true, per-flow jitter = [...], or topology = \"parking_lot\"")
+    if family == "hops" and m.hops == 1:
+        return "with two bottlenecks", "use topology = \"parking_lot\""
+    return None
 
 
 class DefinitionScope(QueryScope):
