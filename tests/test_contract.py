@@ -50,7 +50,7 @@ def test_power_law_app_c_bounds(p: float) -> None:
     con = Contract("power", 1.0, p)
     lo, hi = _range(con)
     assert c13_growth_floor(con, 5, "sum", lo, hi) == pytest.approx(4 ** (1 / p), rel=1e-9)
-    assert c14_range_ceiling(con, "sum", S_MIN, S_MAX, lo, hi) == pytest.approx((S_MAX / S_MIN) ** p, rel=1e-9)
+    assert c14_range_ceiling(con, "sum", S_MIN, S_MAX) == pytest.approx((S_MAX / S_MIN) ** p, rel=1e-9)
     eps = robustness(con, DS, S_MIN, S_MAX)
     for n in (2, 3, 8, 100):
         assert c11_growth_floor(eps, DS, S_MIN, n) <= growth(con, n, lo, hi) + 1e-9
@@ -152,3 +152,19 @@ def test_measured_reno_contract_on_a_short_grid(tmp_path: object) -> None:
     assert c is not None and c["statistic"] == "loss_rate"
     assert 0.25 < c["p"] < 1.0
     assert c["determines"]["robustness"] > 1
+
+
+@pytest.mark.parametrize("con", [Contract("shifted", 0.55, 0.39, 1.6e-4), Contract("shifted", 3.0, 0.9, -2e-4),
+                                 Contract("linear", 30.0, b=9000.0), Contract("power", 2.0, 0.65)])
+def test_app_c_bounds_hold_for_any_decreasing_contract(con: Contract) -> None:
+    """C.1.1–C.1.4 bound every decreasing contract (with the floor and ceiling of
+    whole δs steps), on a loss-rate-like range."""
+    s_min, s_max, ds = 2.2e-4, 2.5e-3, 1e-3
+    lo, hi = con.f(s_max), con.f(s_min)
+    eps = robustness(con, ds, s_min, s_max)
+    rng = bandwidth_range(con, s_min, s_max)
+    for n in (2, 4, 8):
+        assert growth(con, n, lo, hi) >= c11_growth_floor(eps, ds, s_min, n) - 1e-9
+        assert growth(con, n, lo, hi) >= c13_growth_floor(con, n, "sum", lo, hi) * (1 - 1e-6)
+    assert rng <= c12_range_ceiling(eps, ds, s_min, s_max) * (1 + 1e-9)
+    assert rng <= c14_range_ceiling(con, "sum", s_min, s_max) * (1 + 1e-9)

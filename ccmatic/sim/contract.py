@@ -171,7 +171,7 @@ def determine(con: Contract, stat: str, s_min: float, s_max: float, q: Question)
             "C.1.1_growth_at_least": c11_growth_floor(eps, ds, s_min, q.n),
             "C.1.2_range_at_most": c12_range_ceiling(eps, ds, s_min, s_max),
             "C.1.3_growth_at_least": c13_growth_floor(con, q.n, how, c_min, c_max),
-            "C.1.4_range_at_most": c14_range_ceiling(con, how, s_min, s_max, c_min, c_max),
+            "C.1.4_range_at_most": c14_range_ceiling(con, how, s_min, s_max),
         },
         "predictions": {
             "C_mbps": C,

@@ -152,8 +152,12 @@ def c13_growth_floor(con: Contract, n: float, how: Fold, c_min: float, c_max: fl
     return inverse_unfairness(con, n - 1, how, c_min, c_max) if n > 2 else 1.0
 
 
-def c14_range_ceiling(con: Contract, how: Fold, s_min: float, s_max: float, c_min: float, c_max: float) -> float:
-    """C.1.4: C_max/C_min ≤ ratio*(S_max/S_min) (fold Σ); equality for a power law."""
+def c14_range_ceiling(con: Contract, how: Fold, s_min: float, s_max: float) -> float:
+    """C.1.4: C_max/C_min ≤ ratio*(S_max/S_min) (fold Σ), where ratio*(k) bounds
+    f(s)/f(fold(s, … k times)) for every s (the maximum here over [S_min, S_max]);
+    equality for a power law."""
     if s_min <= 0:
         return math.inf
-    return unfairness(con, s_max / s_min, how, c_min, c_max)
+    k = s_max / s_min
+    return max(con.f(s) / con.f(fold(s, k, how)) if con.f(fold(s, k, how)) > 0 else math.inf
+               for s in _grid(s_min, s_max))
