@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "loss vs convergence time (Theorem 4.2.1): RTTs F^-1(C) to ramp up under loss allowance f(C)"),
     "simulate": ("ccmatic.cli.simulate", "run CCAs on a concrete link (fine-mode simulator)"),
     "evaluate": ("ccmatic.cli.evaluate", "run CCAs over the B.6 grid (C, R, buffer) in parallel"),
+    "contract": ("ccmatic.cli.contract", "measure a CCA's contract rate = f(statistic) on simulated dumbbells (thesis §5.2)"),
     "check": ("ccmatic.cli.check", "load and validate a CCA file or query without solving"),
 }
 
