@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ccmatic.io.sim_plots import _check, _plt
+from ccmatic.io.sim_plots import plot_path, pyplot
 from ccmatic.sim.contract import STATS, contract_of, points
 
 _STYLE = {"power": "-", "shifted": "--", "linear": ":"}
@@ -17,8 +17,8 @@ def plot_contract(rows: list[dict[str, Any]], analysis: dict[str, Any], path: st
     unfair runs) and each fit, the chosen one thick."""
     import numpy as np
 
-    p = _check(path)
-    plt = _plt()
+    p = plot_path(path)
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(STATS), figsize=(4.2 * len(STATS), 3.8), squeeze=False)
     chosen = analysis["contract"]
     flows = sorted({r["flows"] for r in rows})

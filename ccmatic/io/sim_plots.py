@@ -10,7 +10,8 @@ from ccmatic.core.errors import Loc, SpecError
 from ccmatic.sim.records import SimResult
 
 
-def _check(path: str | Path) -> Path:
+def plot_path(path: str | Path) -> Path:
+    """A plot file's path, checked: a known suffix, in a folder that exists."""
     p = Path(path)
     if p.suffix.lower() not in (".png", ".pdf", ".svg"):
         raise SpecError(Loc(str(p)), "plot file must end in .png, .pdf or .svg")
@@ -19,7 +20,8 @@ def _check(path: str | Path) -> Path:
     return p
 
 
-def _plt() -> Any:
+def pyplot() -> Any:
+    """matplotlib's pyplot on the non-interactive backend (imported on first use)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -32,8 +34,8 @@ def plot_run(res: SimResult, path: str | Path, states: tuple[str, ...] = ()) -> 
     """Sending rate and cwnd per flow, bottleneck queue, RTT samples, packets lost per
     step, and one panel per named CCA state variable (per flow that has it, in the
     CCA's units: steps, bytes, bytes per step)."""
-    p = _check(path)
-    plt = _plt()
+    p = plot_path(path)
+    plt = pyplot()
     import numpy as np
 
     cfg = res.config
@@ -96,7 +98,7 @@ METRICS = (("utilization", "utilization", 1.0), ("queue", "queue_mean_bdp", 1.0)
 def plot_grid(rows: list[dict[str, Any]], outdir: Path) -> list[Path]:
     """One figure per metric against the buffer (log scale), a panel per (C, R), a
     line per CCA (as Figs. B.3–B.4)."""
-    plt = _plt()
+    plt = pyplot()
     Cs = sorted({r["C_mbps"] for r in rows})
     Rs = sorted({r["R_ms"] for r in rows})
     ccas = sorted({r["cca"] for r in rows})

@@ -170,8 +170,10 @@ def determine(con: Contract, stat: str, s_min: float, s_max: float, q: Question)
         "bounds": {
             "C.1.1_growth_at_least": c11_growth_floor(eps, ds, s_min, q.n),
             "C.1.2_range_at_most": c12_range_ceiling(eps, ds, s_min, s_max),
-            "C.1.3_growth_at_least": c13_growth_floor(con, q.n, how, c_min, c_max),
-            "C.1.4_range_at_most": c14_range_ceiling(con, how, s_min, s_max),
+            # C.1.3 and C.1.4 are derived for statistics that add up along a path
+            # (delay); a loss rate folds as 1 − Π(1 − s), and they need not hold
+            "C.1.3_growth_at_least": c13_growth_floor(con, q.n, how, c_min, c_max) if how == "sum" else None,
+            "C.1.4_range_at_most": c14_range_ceiling(con, how, s_min, s_max) if how == "sum" else None,
         },
         "predictions": {
             "C_mbps": C,
