@@ -90,6 +90,26 @@ def test_dmax_is_the_networks_largest_jitter() -> None:
     refuted(replace(CBR2, jitter=(1, 0)), 5, "Dmax == 2")
 
 
+# -- per-flow RTprop ----------------------------------------------------------------------------
+
+def test_each_flow_is_acked_after_its_own_rtprop() -> None:
+    """rtprop [1, 3]: flow 1 sends against S 3 steps back (CCAC's sending rule with
+    its own R), flow 0 against S 1 step back."""
+    m = replace(CBR2, D=0, rtprop=(1, 3))
+    proved(m, 7, "all(A[1, t] >= S[1, t-3] + cwnd[1, t] for t in range(3, T))", cca="aimd_delay")
+    refuted(m, 7, "all(A[1, t] >= S[1, t-1] + cwnd[1, t] for t in range(3, T))", cca="aimd_delay")
+    proved(m, 7, "all(A[0, t] >= S[0, t-1] + cwnd[0, t] for t in range(3, T))", cca="aimd_delay")
+
+
+def test_synthesis_refuses_per_flow_rtprop(tmp_path: Path) -> None:
+    q = tmp_path / "q.toml"
+    text = (ROOT / "queries" / "table4_1" / "G1-T4.toml").read_text()
+    q.write_text(text + "\n[model_params]\nN = 2\nrtprop = [1, 2]\n" if "[model_params]" not in text else
+                 text.replace("[model_params]", "[model_params]\nN = 2\nrtprop = [1, 2]"))
+    code, _out, err = run_cli("synth", q)
+    assert code == 2 and "per-flow rtprop is not supported" in err, err
+
+
 # -- the parking lot --------------------------------------------------------------------------
 
 PARKING = replace(CBR2, D=0, N=3, topology="parking_lot")
@@ -159,10 +179,13 @@ BASE = ROOT / "queries" / "multiflow" / "copa-jitter0.toml"
     ("jitter = [0, 0]", "jitter = [0, 11]", "not shorter than the horizon"),
     ('model = "cbr_delay"', 'model = "ideal"\n', "the ideal link has no jitter"),
     ("jitter = [0, 0]", 'topology = "parking_lot"', "a parking lot has 3 flows, got N = 2"),
+    ("jitter = [0, 0]", "rtprop = [1]", "rtprop lists 1 flow but N = 2"),
+    ("jitter = [0, 0]", "rtprop = [1, 0]", "'rtprop' must be at least 1"),
+    ("jitter = [0, 0]", "rtprop = [1, 12]", "not shorter than the horizon"),
     ("N = 2", 'N = 3\ntopology = "parking_lot"\njitter = [0, 0, 0]\nbuffer = {finite = 2}',
      "a parking lot's buffers are infinite"),
 ])
-def test_bad_jitter_is_one_line(tmp_path: Path, old: str, new: str, message: str) -> None:
+def test_bad_per_flow_keys_are_one_line(tmp_path: Path, old: str, new: str, message: str) -> None:
     text = BASE.read_text()
     if "finite" in new:
         text = text.replace('buffer = "infinite"\n', "").replace("jitter = [0, 0]\n", "")

@@ -130,7 +130,7 @@ def with_horizon(args: argparse.Namespace, scenario: Scenario) -> int:
         raise SpecError(Loc("--T"), too_long, "raise the limit with --max-T if you mean it")
     if periodic is not None and periodic >= args.T:
         raise SpecError(Loc("--T"), f"T={args.T} must exceed the periodic = {periodic}")
-    if (short := delay_error(scenario.model.R, scenario.model.net_D, args.T)) is not None:
+    if (short := delay_error(scenario.model.max_R, scenario.model.net_D, args.T)) is not None:
         raise SpecError(Loc("--T"), short, "give a longer horizon")
     return int(args.T)
 

@@ -91,6 +91,9 @@ class ModelConfig:
     #: Fig. 6.1, 7.15): two bottlenecks of rate C in a row, flow 0 crosses both,
     #: flow 1 only the first and flow 2 only the second
     topology: Topology = "dumbbell"
+    #: each flow's propagation delay (RTprop), in steps (thesis Fig. 2.1: 10, 20 and
+    #: 30 ms); None: R for every flow.  A CCA's R is its own flow's.
+    rtprop: tuple[int, ...] | None = None
 
     @property
     def bdp(self) -> Fraction:
@@ -99,6 +102,15 @@ class ModelConfig:
     def flow_jitter(self, f: int) -> int:
         """The jitter bound of flow f's delay box, in steps."""
         return self.D if self.jitter is None else self.jitter[f]
+
+    def flow_R(self, f: int) -> int:
+        """Flow f's RTprop, in steps."""
+        return self.R if self.rtprop is None else self.rtprop[f]
+
+    @property
+    def max_R(self) -> int:
+        """The largest RTprop of any flow, in steps."""
+        return self.R if self.rtprop is None else max(self.rtprop)
 
     @property
     def net_D(self) -> int:
@@ -131,6 +143,8 @@ class ModelConfig:
         if self.family == "ccac":
             parts.append("composing" if self.compose else "non-composing")
         parts.append(f"C={self.C} R={self.R} D={self.D} N={self.N}")
+        if self.rtprop is not None:
+            parts.append("rtprop [" + ", ".join(map(str, self.rtprop)) + "]")
         if self.jitter is not None:
             parts.append("jitter [" + ", ".join(map(str, self.jitter)) + "]")
         if self.N > 1:

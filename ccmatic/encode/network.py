@@ -156,9 +156,9 @@ def loss_detection(tr: SymbolicTrace) -> Constraints:
     loss is detected exactly R after it happened, Ld(t) = L(t − R)."""
     e = Constraints()
     m = tr.model
-    R = m.R
     dup = tr.dupacks if tr.dupacks is not None else tr.const(m.dupacks or Fraction(0)) * tr.MSS
     for f in range(tr.N):
+        R = m.flow_R(f)
         A, S, L, Ld, TO = tr.A_f[f], tr.S_f[f], tr.L_f[f], tr.Ld_f[f], tr.timeout_f[f]
         for t in range(tr.T):
             if t < R:
@@ -188,8 +188,8 @@ def sending(tr: SymbolicTrace) -> Constraints:
     """The sender (CCAC §3), for t ≥ R (:func:`ccmatic.semantics.network.sending`);
     A(t) for t < R is free (initial state)."""
     e = Constraints()
-    R = tr.model.R
     for f in range(tr.N):
+        R = tr.model.flow_R(f)
         A, S, Ld = tr.A_f[f], tr.S_f[f], tr.Ld_f[f]
         for t in range(R, tr.T):
             cwnd = tr.cwnd_f[f][t] if tr.sets_cwnd else None

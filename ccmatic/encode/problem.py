@@ -76,16 +76,16 @@ def build(scenario: Scenario, prog: CcaProgram, formulas: Iterable[ir.Expr] = ()
     the quantities that the CCA and ``formulas`` read."""
     m, T = scenario.model, scenario.T
     encodable(prog, holes)
-    code = prog.code(m.R, m.D, T, holes)
+    codes = {R: prog.code(R, m.D, T, holes) for R in sorted({m.flow_R(f) for f in range(m.N)})}
     formulas = list(formulas)
     ctx = QueryContext.of(scenario, prog)
     assumptions = [condition(src, QueryScope(src, ctx)) for src in scenario.assumptions]
-    reads = set(code.lags) | {n for e in [*formulas, *assumptions] for n in ir.series_read(e)}
+    reads = {n for code in codes.values() for n in code.lags} | {n for e in [*formulas, *assumptions] for n in ir.series_read(e)}
     tr = SymbolicTrace(m, T, prog.sets_rate, prog.sets_cwnd, {s.name: s.unit for s in prog.states})
     built = derived.build(tr, families_needed(reads))
     cca = CcaEncoding()
     for f in range(tr.N):
-        one = encode_cca(code, tr, f, prog.name, hole_vars)
+        one = encode_cca(codes[m.flow_R(f)], tr, f, prog.name, hole_vars)
         cca.constraints.extend(one.constraints)
     network = encode_network(tr)
     if scenario.periodic is not None:

@@ -75,6 +75,9 @@ class Synthesizer:
                             "use 'ccmatic verify' for a concrete CCA")
         self.domains = hole_domains(self.prog, query)
         m = query.model
+        if m.rtprop is not None:
+            raise SpecError(Loc(query.path, 1, 1), "synthesis with per-flow rtprop is not supported",
+                            "synthesize with one R, then verify the solutions with rtprop = [...]")
         self.code = self.prog.code(m.R, m.D, query.T, "symbolic")
         self.hvars = {h: hole_var(h) for h in self.domains}
         self.hole_names = {h: v.decl().name() for h, v in self.hvars.items()}

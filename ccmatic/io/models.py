@@ -40,12 +40,15 @@ def _check_topology(doc: TomlDoc, m: ModelConfig, t: dict[str, Any]) -> ModelCon
 
 
 def _check_jitter(doc: TomlDoc, m: ModelConfig, t: dict[str, Any]) -> ModelConfig:
-    """Per-flow jitter: one entry per flow, and none on the ideal link."""
+    """Per-flow lists have one entry per flow; the ideal link has no jitter."""
+    for name, values in (("rtprop", m.rtprop), ("jitter", m.jitter)):
+        if values is not None and len(values) != m.N:
+            key = name if name in t else ("N" if "N" in t else "family")
+            n = len(values)
+            raise doc.err(key, f"{name} lists {n} flow{'' if n == 1 else 's'} but N = {m.N}", "give one entry per flow")
     if m.jitter is None:
         return m
     key = "jitter" if "jitter" in t else ("N" if "N" in t else "family")
-    if len(m.jitter) != m.N:
-        raise doc.err(key, f"jitter lists {len(m.jitter)} flows but N = {m.N}", "give one entry per flow")
     if m.family == "ideal" and any(m.jitter):
         raise doc.err(key, "the ideal link has no jitter: every jitter entry must be 0",
                       "use family = \"cbr_delay\" or \"ccac\" for jitter")

@@ -41,9 +41,9 @@ def read_scenario(doc: TomlDoc, lib: Library, limits: Limits = DEFAULT_LIMITS) -
     T = SCENARIO.read(doc, d, "T")
     if (too_long := horizon_error(T, limits)) is not None:
         raise doc.err("T", too_long, "raise the limit with --max-T if you mean it")
-    if (short := delay_error(model.R, model.net_D, T)) is not None:
+    if (short := delay_error(model.max_R, model.net_D, T)) is not None:
         params = d.get("model_params")
-        key = next((k for k in ("jitter", "D", "R") if isinstance(params, dict) and k in params), None)
+        key = next((k for k in ("jitter", "rtprop", "D", "R") if isinstance(params, dict) and k in params), None)
         if key is None:
             raise doc.err("T", short, "give a longer horizon")
         with doc.table("model_params"):

@@ -154,10 +154,12 @@ def _buffer(doc: TomlDoc, key: str, v: Any) -> Buffer:
     raise doc.err(key, f"bad buffer {v!r}", BUFFER_HINT)
 
 
-def _jitter(doc: TomlDoc, key: str, v: Any) -> tuple[int, ...]:
-    if not isinstance(v, list) or not v:
-        raise doc.err(key, "jitter must be a list of whole numbers, one per flow", "e.g. jitter = [2, 0] for N = 2")
-    return tuple(read_int(doc, key, x, 0) for x in v)
+def _per_flow(lo: int, example: str) -> Reader:
+    def read(doc: TomlDoc, key: str, v: Any) -> tuple[int, ...]:
+        if not isinstance(v, list) or not v:
+            raise doc.err(key, f"{key} must be a list of whole numbers, one per flow", f"e.g. {key} = {example} for N = 2")
+        return tuple(read_int(doc, key, x, lo) for x in v)
+    return read
 
 
 def _belief_timeouts(doc: TomlDoc, key: str, v: Any) -> BeliefTimeouts:
@@ -202,7 +204,10 @@ MODEL = Schema("model file, and a query's or proof's [model_params]", (
     Field("loss_detection", "string", "\"dupack\", \"oracle\"", "\"dupack\"",
           "dupacks (CCAC) or one RTT later (the prototype)", choice("dupack", "oracle")),
     Field("jitter", "list of integers", "≥ 0, one per flow; 0 on ideal", "none",
-          "the network's non-congestive delay per flow, steps (none: D for every flow; the CCA still assumes D)", _jitter),
+          "the network's non-congestive delay per flow, steps (none: D for every flow; the CCA still assumes D)",
+          _per_flow(0, "[2, 0]")),
+    Field("rtprop", "list of integers", "≥ 1, one per flow", "none",
+          "each flow's RTprop, steps (none: R for every flow; a flow's CCA reads its own as R)", _per_flow(1, "[1, 3]")),
     Field("fifo", "boolean", "", "true", "N > 1: the bottleneck serves the flows first-in first-out", boolean),
     Field("topology", "string", "\"dumbbell\", \"parking_lot\"", "\"dumbbell\"",
           "parking_lot: two bottlenecks; flow 0 crosses both, flows 1 and 2 one each (N = 3, infinite buffer)",

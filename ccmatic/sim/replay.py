@@ -81,10 +81,10 @@ class ReplayError(Exception):
 def replay(prog: CcaProgram, model: ModelConfig, tr: ConcreteTrace,
            holes: Mapping[str, Fraction] | None = None) -> ReplayResult:
     """Replay ``tr`` with ``prog`` on ``model`` in exact arithmetic (see module doc)."""
-    code = prog.code(model.R, model.D, tr.T, dict(holes) if holes else None)
     mss = _param(tr, "MSS")
     res = ReplayResult([], {})
     for f in range(tr.N):
+        code = prog.code(model.flow_R(f), model.D, tr.T, dict(holes) if holes else None)
         res.flows.append(_replay_flow(prog, code, model, tr, f, mss, res))
     _replay_network(model, tr, res)
     return res
@@ -145,7 +145,7 @@ def _frac(v: Value | None) -> Fraction:
 
 def _replay_flow(prog: CcaProgram, code: StepCode, model: ModelConfig, tr: ConcreteTrace, f: int, mss: Fraction,
                  res: ReplayResult) -> dict[str, list[Value]]:
-    T, R = tr.T, model.R
+    T, R = tr.T, model.flow_R(f)
     persistent = prog.outputs
     recorded = {n: _series(tr, f, n) for n in persistent}
     mine: dict[str, list[Value]] = {n: [] for n in [*persistent, "A"]}
@@ -297,5 +297,6 @@ def _replay_network(model: ModelConfig, tr: ConcreteTrace, res: ReplayResult) ->
     N = tr.N
     if model.loss_detection == "oracle":
         for f in range(N):
-            for t in range(model.R, T):
-                res.compare(f, "Ld", t, tr.flows[f]["Ld"][t], network.oracle_detection(tr.flows[f]["L"][t - model.R]))
+            R = model.flow_R(f)
+            for t in range(R, T):
+                res.compare(f, "Ld", t, tr.flows[f]["Ld"][t], network.oracle_detection(tr.flows[f]["L"][t - R]))
