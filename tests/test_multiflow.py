@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 QUERIES = sorted((ROOT / "queries" / "multiflow").glob("*.toml"))
 OPTS = RunOptions(timeout_s=1200, seed=0)
 #: the pairs' slow sides (50 s to several minutes each): run with -m slow
-SLOW = {"aimd_delay-jitter0", "aimd_delay-jitter1", "aimd_delay-parkinglot", "copa-jitter1", "vegas-jitter1"}
+SLOW = {"aimd_delay-jitter0", "aimd_delay-jitter1", "aimd_delay-parkinglot", "copa-jitter1", "vegas-jitter1",
+        "copa-rtprop", "aimd_delay-rtprop"}
 
 CBR2 = ModelConfig(name="cbr_delay", family="cbr_delay", C=Fraction(100), D=1, N=2, buffer=Buffer("infinite"),
                    loss="droptail")
@@ -53,6 +54,9 @@ def test_every_pair_has_both_sides() -> None:
     assert expect["aimd_delay-jitter0"] == "proved" and expect["aimd_delay-jitter1"] == "counterexample"
     assert expect["copa-jitter0"] == "proved" and expect["copa-jitter1"] == "counterexample"
     assert expect["vegas-jitter1"] == "proved" and expect["vegas-jitter2"] == "counterexample"
+    assert expect["aimd_delay-rtprop"] == "proved" and expect["copa-rtprop"] == "counterexample"
+    for cca, delta in (("aimd_delay", 2), ("copa", 1), ("vegas", 1)):
+        assert expect[f"{cca}-delta{delta}"] == "proved" and expect[f"{cca}-delta{delta - 1}"] == "counterexample"
 
 
 # -- the jitter boxes and the FIFO split -------------------------------------------------------
