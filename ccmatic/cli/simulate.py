@@ -170,7 +170,7 @@ def agg_kind(text: str, kind: LinkKind) -> AggKind:
     if text != "uniform" and kind != "ack_agg":
         raise SpecError(Loc("--agg"), f"--agg {text} spaces the releases of the ack_agg link, not of {kind}",
                         "add --model ack_agg")
-    return text  # type: ignore[return-value]
+    return text
 
 
 def jitter_bounds(text: str | None, kind: LinkKind, Rs: list[float], nflows: int) -> tuple[float, list[float | None]]:
