@@ -96,9 +96,9 @@ def test_fixed_aggregation_releases_on_the_grid() -> None:
 def j2_ratio(cca: str, seed: int, C: float = 24.0, duration: float = 90.0) -> float:
     """Max/min throughput of J2 (three 32-ms flows, 32 ms of fixed aggregation on
     flow 0's ACKs, infinite buffer), measured over the second half of the run: FRCC
-    takes 40-60 s to bring flow 0 up (it starts far behind, its RTTs inflated by the
-    aggregation, and gains at most about 10% a round; seeds 0-2 at 45 s: 1.09,
-    1.37, 1.19; copa 88, 83, 110; bbr1 27, 27, 31)."""
+    takes 40-80 s to bring flow 0 up (it starts far behind, its RTTs inflated by the
+    aggregation, and gains at most about 10% a round; seeds 0-2: 1.07, 1.71, 1.12;
+    copa 88, 83, 110; bbr1 27, 27, 31)."""
     prog = load_cca(TEMPLATES / f"{cca}.cca")
     flows = tuple(Flow(prog, 0.032, D=d) for d in (0.032, 0.0, 0.0))
     res = simulate(SimConfig(Link("ack_agg", C * MBPS, 0.032, None, agg="fixed"), flows, duration, seed=seed))
