@@ -33,7 +33,14 @@ from ccmatic.io.library import Library
 from ccmatic.io.sim_plots import plot_run
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
 from ccmatic.sim.fine import simulate
-from ccmatic.sim.links import LINK_KINDS, Link, LinkKind, RateSchedule
+from ccmatic.sim.links import (
+    AGG_KINDS,
+    LINK_KINDS,
+    AggKind,
+    Link,
+    LinkKind,
+    RateSchedule,
+)
 from ccmatic.sim.metrics import metrics
 from ccmatic.sim.records import Flow, SimConfig, model_warnings
 from ccmatic.spec.cca import CcaProgram, load_cca
@@ -53,17 +60,17 @@ def _number(text: str) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _positive(flag: str, text: str, allow_zero: bool = False) -> float:
+def _positive(flag: str, text: str, allow_zero: bool = False, hint: str | None = None) -> float:
     v = _number(text)
     if v is None:
-        raise SpecError(Loc(flag), f"expected a finite number, got {text!r}")
+        raise SpecError(Loc(flag), f"expected a finite number, got {text!r}", hint)
     if v < 0 or (v == 0 and not allow_zero):
-        raise SpecError(Loc(flag), f"must be {'non-negative' if allow_zero else 'positive'}, got {text}")
+        raise SpecError(Loc(flag), f"must be {'non-negative' if allow_zero else 'positive'}, got {text}", hint)
     return v
 
 
-def _list(flag: str, text: str, allow_zero: bool = False) -> list[float]:
-    return [_positive(flag, x.strip(), allow_zero) for x in text.split(",") if x.strip()]
+def _list(flag: str, text: str, allow_zero: bool = False, hint: str | None = None) -> list[float]:
+    return [_positive(flag, x.strip(), allow_zero, hint) for x in text.split(",") if x.strip()]
 
 
 def rate_schedule(text: str, C: float, duration: float) -> RateSchedule:
@@ -156,6 +163,31 @@ def link_kind(text: str) -> LinkKind:
     return k
 
 
+def agg_kind(text: str, kind: LinkKind) -> AggKind:
+    """``--agg``: how the ack_agg link spaces its releases."""
+    if text not in AGG_KINDS:
+        raise SpecError(Loc("--agg"), f"unknown aggregation {text!r}", f"use one of {', '.join(AGG_KINDS)}")
+    if text != "uniform" and kind != "ack_agg":
+        raise SpecError(Loc("--agg"), f"--agg {text} spaces the releases of the ack_agg link, not of {kind}",
+                        "add --model ack_agg")
+    return text
+
+
+def jitter_bounds(text: str | None, kind: LinkKind, Rs: list[float], nflows: int) -> tuple[float, list[float | None]]:
+    """``--D`` in seconds: the link's D, and each flow's own (None: the link's and its
+    shared jitter box).  One value (or none) is the link's; a list gives every flow
+    its own."""
+    if text is None:
+        return (0.0 if kind == "ideal" else min(Rs)), [None] * nflows
+    Ds = [d / 1000 for d in _list("--D", text, True, "give milliseconds, 0 for no jitter: 32 or 32,0,0")]
+    if len(Ds) == 1:
+        return Ds[0], [None] * nflows
+    if len(Ds) != nflows:
+        raise SpecError(Loc("--D"), f"give one jitter bound or one per flow ({nflows}), got {len(Ds)}",
+                        f"e.g. --D 32 for all, or {','.join(['32'] + ['0'] * (nflows - 1))} for flow 0 only")
+    return max(Ds), list(Ds)
+
+
 def buffer_bytes(text: str, bdp: float, mss: float) -> float | None:
     if text in ("inf", "infinite"):
         return None
@@ -210,18 +242,18 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise SpecError(Loc("--R"), f"give one RTprop or one per flow ({nflows}), got {len(Rs)}")
     C = _positive("--C", args.C) * 1e6 / 8
     kind = link_kind(args.model)
-    D = (_positive("--D", args.D, allow_zero=True) / 1000 if args.D is not None
-         else 0.0 if kind == "ideal" else min(Rs))
+    D, own_D = jitter_bounds(args.D, kind, Rs, nflows)
+    agg = agg_kind(args.agg, kind)
     bdp = C * min(Rs)
     duration = _positive("--duration", args.duration)
     sched = None if args.rate_schedule is None else rate_schedule(args.rate_schedule, C, duration)
     stagger = _positive("--stagger", args.stagger, allow_zero=True) if args.stagger else 0.0
-    flows = tuple(Flow(progs[i % len(progs)], Rs[i % len(Rs)], i * stagger) for i in range(nflows))
+    flows = tuple(Flow(progs[i % len(progs)], Rs[i % len(Rs)], i * stagger, D=own_D[i]) for i in range(nflows))
     check_size(duration, min(Rs), nflows)
     warm = check_warmup(duration * 0.2 if args.warmup is None else
                         _positive("--warmup", args.warmup, allow_zero=True), duration)
     mss = _positive("--mss", args.mss)
-    cfg = SimConfig(Link(kind, C, D, buffer_bytes(args.buffer, bdp, mss), sched), flows, duration, mss=mss,
+    cfg = SimConfig(Link(kind, C, D, buffer_bytes(args.buffer, bdp, mss), sched, agg), flows, duration, mss=mss,
                     seed=args.seed)
     states = plot_states(args, progs)
     if args.plot:
@@ -240,8 +272,10 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(json.dumps({"config": summary, "metrics": m.json()}, indent=2) + "\n")
         return 0
     rates = f"C={args.C} Mbit/s" + ("" if sched is None else f" ({describe_schedule(sched, args.rate_schedule)})")
+    Dtext = f"{D * 1000:g}" if own_D[0] is None else ",".join(f"{d * 1000:g}" for d in own_D if d is not None)
+    Dtext += "" if agg == "uniform" else f" ({agg} aggregation)"
     out.write(f"{', '.join(sorted(set(names)))} x{nflows} on {cfg.link.kind}: {rates}, "
-              f"R={args.R} ms, D={D * 1000:g} ms, buffer={args.buffer} BDP, {duration:g} s, seed {args.seed}\n")
+              f"R={args.R} ms, D={Dtext} ms, buffer={args.buffer} BDP, {duration:g} s, seed {args.seed}\n")
     out.write(f"  utilization {m.utilization:.1%}   queue mean {m.queue_mean_bdp:.2f} BDP, max {m.queue_max_bdp:.2f} BDP"
               f"   loss {m.loss_per_R_mean:.2f} pkts/R (max {m.loss_per_R_max:.1f} in one R), rate {m.loss_rate:.2%}\n")
     conv = "never" if m.convergence_time is None else f"{m.convergence_time:.2f} s"
@@ -259,11 +293,16 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def run_summary(cfg: Any, names: list[str], warmup: float, warnings: list[str],
                 schedule_spec: str | None = None) -> dict[str, Any]:
     sched = cfg.link.schedule
+    # the keys of per-flow D and fixed aggregation appear only where used, so that
+    # earlier runs' output is unchanged
+    flows = [{"cca": f.cca.name, "R_s": f.R, "start_s": f.start, **({} if f.D is None else {"D_s": f.D})}
+             for f in cfg.flows]
     return {
         "ccas": names, "link": cfg.link.kind, "C_bytes_per_s": cfg.link.C, "D_s": cfg.link.D,
+        **({} if cfg.link.agg == "uniform" else {"agg": cfg.link.agg}),
         "rate_schedule": None if sched is None else {
             "spec": schedule_spec, "points": [{"time_s": t, "C_bytes_per_s": c} for t, c in sched.points]},
-        "buffer_bytes": cfg.link.buffer, "flows": [{"cca": f.cca.name, "R_s": f.R, "start_s": f.start} for f in cfg.flows],
+        "buffer_bytes": cfg.link.buffer, "flows": flows,
         "duration_s": cfg.duration, "mss": cfg.mss, "seed": cfg.seed, "warmup_s": warmup,
         "warnings": warnings,
     }
@@ -280,7 +319,10 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
                    help="C over time: T1:C1,T2:C2,... (seconds:Mbit/s; --C before T1), or double-halve:P "
                    "(C, 2C, C, 2C, ... switching every P seconds)")
     s.add_argument("--R", default="40", help="RTprop in ms, or one per flow: 20,40 (default 40)")
-    s.add_argument("--D", default=None, help="jitter / aggregation bound in ms (default: R; 0 on the ideal link)")
+    s.add_argument("--D", default=None, help="jitter / aggregation bound in ms (default: R; 0 on the ideal link); "
+                   "one per flow, e.g. 32,0,0, gives each flow its own jitter box (0: none)")
+    s.add_argument("--agg", default="uniform", help="ack_agg releases: uniform (every agg_k, uniform in [0, D); "
+                   "default) or fixed (exactly every D)")
     s.add_argument("--buffer", default="1", help="buffer in BDPs of the shortest flow, or inf (default 1)")
     s.add_argument("--duration", default="30", help="seconds (default 30)")
     s.add_argument("--flows", type=int, default=1, help="number of flows (default 1)")

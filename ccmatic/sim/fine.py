@@ -116,7 +116,7 @@ class _Sender:
         # RTprop, so that flows' CCA steps (and their timers) are not aligned
         offset = int(rng.integers(self.steps_per)) if len(cfg.flows) > 1 else 0
         self.start_tick = round(flow.start / dt) + offset
-        self.D_steps = round(cfg.link.D / flow.R)
+        self.D_steps = round(flow.jitter(cfg.link) / flow.R)
         self.mss = cfg.mss
         self.rng = rng
         self.code = self.prog.code(1, self.D_steps, CCA_T, dict(flow.holes) or None)
@@ -274,7 +274,7 @@ def simulate(cfg: SimConfig) -> SimResult:
     rng = np.random.default_rng(cfg.seed)
     senders = [_Sender(i, fl, cfg, dt, rng) for i, fl in enumerate(cfg.flows)]
     link = cfg.link
-    acks = AckDelay(link, N, rng)
+    acks = AckDelay(link, [f.D for f in cfg.flows], rng)
     # per flow, the ACKs on their way: (ACK time, cumulative delivered, sent at, snapshot)
     pending: list[deque[tuple[float, float, float, Snapshot]]] = [deque() for _ in range(N)]
     # per flow, the snapshots of the packets in the queue, in FIFO order: [count, snapshot]

@@ -6,7 +6,14 @@ takes to reach its sender (thesis §2.3, Appendix B.6).
   FIFO per flow (a later byte is never ACKed before an earlier one);
 * ``ack_agg``: ACK aggregation as in B.6: delivered bytes are held and released
   in batches; batch k is released agg_k after batch k−1, agg_k uniform in [0, D),
-  i.e. about C·agg_k bytes at once.
+  i.e. about C·agg_k bytes at once (``agg = "uniform"``); with ``agg = "fixed"``
+  (Pantheon's and the FRCC traces' fixed aggregation) a batch is released exactly
+  every D, at the times k·D.
+
+The jitter bound D is the link's, and then one aggregator serves every flow; a flow
+may have its own D (:attr:`ccmatic.sim.records.Flow.D`), and then its own jitter box:
+its own aggregator (its own next release) or its own delay bound, and no extra delay
+at all with D = 0.  So ``32, 0, 0`` puts jitter on flow 0's ACK path only.
 
 On every kind the rate C may follow a :class:`RateSchedule` (piecewise constant, as
 in B.6's convergence runs that double or halve it every 20 s).
@@ -26,6 +33,8 @@ if TYPE_CHECKING:
 
 LinkKind = Literal["ideal", "cbr_delay", "ack_agg"]
 LINK_KINDS: tuple[LinkKind, ...] = ("ideal", "cbr_delay", "ack_agg")
+AggKind = Literal["uniform", "fixed"]
+AGG_KINDS: tuple[AggKind, ...] = ("uniform", "fixed")
 
 
 @dataclass(frozen=True)
@@ -88,13 +97,14 @@ class RateSchedule:
 class Link:
     """A bottleneck: rate C (bytes/s), jitter bound D (s), drop-tail buffer (bytes,
     None: infinite).  With a ``schedule`` the rate varies over time and C is its rate
-    at t = 0 (None: C throughout)."""
+    at t = 0 (None: C throughout).  ``agg`` is how ``ack_agg`` spaces its releases."""
 
     kind: LinkKind
     C: float
     D: float
     buffer: float | None
     schedule: RateSchedule | None = None
+    agg: AggKind = "uniform"
 
     def __post_init__(self) -> None:
         if self.schedule is not None and self.schedule.rate(0.0) != self.C:
@@ -110,34 +120,52 @@ class Link:
 
 
 class AckDelay:
-    """Draws the extra ACK delay (beyond R) of bytes delivered at a time τ."""
+    """Draws the extra ACK delay (beyond R) of bytes delivered at a time τ.
+
+    ``Ds[f]`` is flow f's own jitter bound, or None for the link's D; the flows
+    without their own D share one aggregator (box 0), each other flow has its own
+    (box f + 1)."""
 
     BATCH = 4096  # uniform draws taken from the generator at a time
 
-    def __init__(self, link: Link, n_flows: int, rng: np.random.Generator) -> None:
+    def __init__(self, link: Link, Ds: list[float | None], rng: np.random.Generator) -> None:
         self.link = link
         self.rng = rng
-        self.last_ack = [0.0] * n_flows
-        self.next_release = 0.0
+        n = len(Ds)
+        self.last_ack = [0.0] * n
+        self.D = [link.D if d is None else d for d in Ds]
+        self.box = [0 if d is None else f + 1 for f, d in enumerate(Ds)]
+        self.next_release = [0.0] * (n + 1)
+        self.releases = [0] * (n + 1)  # fixed aggregation: releases so far, per box
         self._draws: list[float] = []
 
-    def _uniform(self) -> float:
+    def _uniform(self, D: float) -> float:
         """Uniform in [0, D)."""
         if not self._draws:
-            self._draws = (self.rng.random(self.BATCH) * self.link.D).tolist()
+            self._draws = self.rng.random(self.BATCH).tolist()
             self._draws.reverse()
-        return self._draws.pop()
+        return self._draws.pop() * D
+
+    def _release(self, f: int, delivered_at: float) -> float:
+        """The aggregator's first release at or after ``delivered_at``."""
+        b, D = self.box[f], self.D[f]
+        if self.link.agg == "fixed":
+            k = max(self.releases[b], math.ceil(delivered_at / D))
+            k += k * D < delivered_at  # the division's rounding
+            self.releases[b] = k
+            return k * D
+        while self.next_release[b] < delivered_at:
+            self.next_release[b] += self._uniform(D)
+        return self.next_release[b]
 
     def ack_time(self, flow: int, delivered_at: float, R: float) -> float:
-        kind, D = self.link.kind, self.link.D
+        kind, D = self.link.kind, self.D[flow]
         if kind == "ideal" or D <= 0:
             t = delivered_at + R
         elif kind == "cbr_delay":
-            t = delivered_at + R + self._uniform()
+            t = delivered_at + R + self._uniform(D)
         else:
-            while self.next_release < delivered_at:
-                self.next_release += self._uniform()
-            t = self.next_release + R
+            t = self._release(flow, delivered_at) + R
         t = max(t, self.last_ack[flow])  # cumulative ACKs: FIFO per flow
         self.last_ack[flow] = t
         return t

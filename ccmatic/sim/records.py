@@ -17,12 +17,19 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Flow:
-    """One sender: its CCA, RTprop R (s) and start time (s)."""
+    """One sender: its CCA, RTprop R (s) and start time (s); D (s) is its own jitter
+    bound and jitter box on the ACK path (None: the link's D and its shared box;
+    :class:`ccmatic.sim.links.AckDelay`)."""
 
     cca: CcaProgram
     R: float
     start: float = 0.0
     holes: tuple[tuple[str, Fraction], ...] = ()
+    D: float | None = None
+
+    def jitter(self, link: Link) -> float:
+        """The jitter bound D on this flow's ACK path (s)."""
+        return link.D if self.D is None else self.D
 
 
 @dataclass(frozen=True)
@@ -107,8 +114,9 @@ def model_warnings(cfg: SimConfig) -> list[str]:
         if bdp_pkts < 4:
             out.append(f"flow {i}'s BDP is {bdp_pkts:.2g} packets: one packet of window or pacing is a large part of "
                        f"it, and packet-level effects dominate (raise --C or --R)")
-        D_steps = cfg.link.D / f.R
+        D = f.jitter(cfg.link)
+        D_steps = D / f.R
         if cfg.link.kind != "ideal" and abs(D_steps - round(D_steps)) > 0.01:
-            out.append(f"the jitter bound D = {cfg.link.D * 1000:g} ms is not a whole number of flow {i}'s RTprops: "
+            out.append(f"the jitter bound D = {D * 1000:g} ms is not a whole number of flow {i}'s RTprops: "
                        f"its CCA's delay buckets and beliefs use D = {round(D_steps)} steps")
     return out
