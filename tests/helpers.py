@@ -10,10 +10,13 @@ from ccmatic.cli.main import main
 from ccmatic.core.errors import Loc
 from ccmatic.core.model import ModelConfig
 from ccmatic.core.options import RunOptions
-from ccmatic.core.results import Counterexample, Unknown
+from ccmatic.core.results import Counterexample, Proved, Unknown
 from ccmatic.core.scenario import Initial, Objective, Query, Scenario
 from ccmatic.core.source import Source
 from ccmatic.engine.verify import VerifyReport, verify
+from ccmatic.io.library import Library
+from ccmatic.io.objectives import load_objectives
+from ccmatic.io.queries import load_query
 from ccmatic.io.report import trace_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +27,22 @@ def run_cli(*argv: object) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = main([str(a) for a in argv], out=out, err=err)
     return code, out.getvalue(), err.getvalue()
+
+
+def load_file_query(path: Path) -> Query:
+    """A query file of the checkout, read with the default library."""
+    lib = Library.default()
+    return load_query(path, lib, load_objectives(lib))
+
+
+def assert_golden(path: Path, opts: RunOptions) -> None:
+    """The query file gives its declared verdict (``expect``), and a proof its horizon."""
+    q = load_file_query(path)
+    assert q.expect is not None, f"{path.name} declares no expected result"
+    rep = verify(q, opts)
+    assert rep.verdict == q.expect, f"{path.name}: got {rep.verdict}, expected {q.expect}"
+    if isinstance(rep.outcome, Proved):
+        assert rep.outcome.T == q.T
 
 
 def query(model: ModelConfig, T: int, prop: str, assume: tuple[str, ...] = (), cca: str = "any_sender",

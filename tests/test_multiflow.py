@@ -12,13 +12,9 @@ import pytest
 
 from ccmatic.core.model import Buffer, ModelConfig
 from ccmatic.core.options import RunOptions
-from ccmatic.core.results import ConcreteTrace, Counterexample, Proved
-from ccmatic.core.scenario import Query
+from ccmatic.core.results import ConcreteTrace, Counterexample
 from ccmatic.engine.verify import verify
-from ccmatic.io.library import Library
-from ccmatic.io.objectives import load_objectives
-from ccmatic.io.queries import load_query
-from tests.helpers import proved, refuted, run_cli
+from tests.helpers import assert_golden, load_file_query, proved, refuted, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = sorted((ROOT / "queries" / "multiflow").glob("*.toml"))
@@ -33,20 +29,13 @@ IDEAL2 = ModelConfig(name="ideal", family="ideal", C=Fraction(100), D=0, N=2, bu
                      loss="droptail")
 
 
-def _load(path: Path) -> Query:
-    lib = Library.default()
-    return load_query(path, lib, load_objectives(lib))
+_load = load_file_query
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p
                                   for p in QUERIES], ids=[p.stem for p in QUERIES])
 def test_golden(path: Path) -> None:
-    q = _load(path)
-    assert q.expect is not None, f"{path.name} declares no expected result"
-    rep = verify(q, OPTS)
-    assert rep.verdict == q.expect, f"{path.name}: got {rep.verdict}, expected {q.expect}"
-    if isinstance(rep.outcome, Proved):
-        assert rep.outcome.T == q.T
+    assert_golden(path, OPTS)
 
 
 def test_every_pair_has_both_sides() -> None:

@@ -11,22 +11,18 @@ import pytest
 
 from ccmatic.core.errors import Loc
 from ccmatic.core.options import RunOptions
-from ccmatic.core.results import ConcreteTrace, Counterexample, Proved
-from ccmatic.core.scenario import Objective, Query
+from ccmatic.core.results import ConcreteTrace, Counterexample
+from ccmatic.core.scenario import Objective
 from ccmatic.core.source import Source
 from ccmatic.engine.verify import verify
-from ccmatic.io.library import Library
-from ccmatic.io.objectives import load_objectives
-from ccmatic.io.queries import load_query
+from tests.helpers import assert_golden, load_file_query
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = sorted((ROOT / "queries" / "verify").glob("*.toml"))
 OPTS = RunOptions(timeout_s=300, seed=0)
 
 
-def _load(path: Path) -> Query:
-    lib = Library.default()
-    return load_query(path, lib, load_objectives(lib))
+_load = load_file_query
 
 
 def _run(name: str, **changes: object):  # type: ignore[no-untyped-def]
@@ -42,12 +38,7 @@ SLOW_QUERIES = {"cc_probe_drain-ccac-arbitrary", "cc_probe_fast-ccac-small"}  # 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW_QUERIES else p
                                   for p in QUERIES], ids=[p.stem for p in QUERIES])
 def test_golden(path: Path) -> None:
-    q = _load(path)
-    assert q.expect is not None, f"{path.name} declares no expected result"
-    rep = verify(q, OPTS)
-    assert rep.verdict == q.expect, f"{path.name}: got {rep.verdict}, expected {q.expect}"
-    if isinstance(rep.outcome, Proved):
-        assert rep.outcome.T == q.T
+    assert_golden(path, OPTS)
 
 
 def test_every_listed_cca_has_a_query() -> None:

@@ -15,7 +15,7 @@ import time
 from typing import Any, TextIO
 
 from ccmatic.cli.common import Subparsers, executor_options, jobs_arg, library
-from ccmatic.cli.evaluate import report_progress
+from ccmatic.cli.evaluate import run_in_order
 from ccmatic.cli.simulate import (
     _list,
     _positive,
@@ -28,7 +28,6 @@ from ccmatic.cli.simulate import (
 from ccmatic.cli.simulate import load_sim_cca as load_cca_arg
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import PLOT_SUFFIXES, output_file
-from ccmatic.engine.parallel.executor import make_executor, map_unordered
 from ccmatic.io.contract_plots import plot_contract
 from ccmatic.sim.contract import (
     STATS,
@@ -101,19 +100,6 @@ def question(args: argparse.Namespace, grid: dict[str, Any]) -> Question:
     return Question(ds, args.hops, n, at, m, nj)
 
 
-def run(tasks: list[ContractTask], args: argparse.Namespace, err: TextIO, jobs: int) -> list[dict[str, Any]]:
-    ex = make_executor(args.executor, jobs, args.address)
-    rows: dict[int, dict[str, Any]] = {}
-    try:
-        for k, (i, row) in enumerate(map_unordered(ex, run_contract_task, tasks), start=1):
-            rows[i] = row
-            if not args.json:
-                report_progress(err, k, len(tasks))
-    finally:
-        ex.close()
-    return [rows[i] for i in range(len(tasks))]
-
-
 def jsonable(v: Any) -> Any:
     """JSON has no NaN or infinity: those become null."""
     if isinstance(v, float):
@@ -132,7 +118,7 @@ def cmd_contract(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
     jobs = jobs_arg(args, os.cpu_count() or 1)
     t0 = time.perf_counter()
-    rows = run(tasks, args, err, jobs)
+    rows = run_in_order(args, run_contract_task, tasks, err, jobs)
     wall = time.perf_counter() - t0
     res = analyze(rows, q)
     if args.plot:

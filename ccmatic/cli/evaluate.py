@@ -12,8 +12,9 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, TextIO, TypeVar
 
 from ccmatic.cli.common import Subparsers, executor_options, jobs_arg, library
 from ccmatic.cli.simulate import (
@@ -41,6 +42,8 @@ from ccmatic.sim.grid import (
     run_task,
 )
 from ccmatic.sim.records import SimConfig
+
+T_ = TypeVar("T_")
 
 #: CCA -> (proof, the steady state's form, its constants, the link it is proved on)
 PROOFS: dict[str, tuple[str, Literal["rate_beliefs", "cbr_beliefs"], tuple[str, ...], str | None]] = {
@@ -83,6 +86,26 @@ def _grid(flag: str, text: str | None, default: tuple[Any, ...], frac: bool = Fa
     return vals if frac else floats
 
 
+def run_in_order(args: argparse.Namespace, fn: Callable[[T_], dict[str, Any]], tasks: list[T_], err: TextIO,
+                 jobs: int) -> list[dict[str, Any]]:
+    """``fn`` over ``tasks`` on the executor of ``--executor``/``--address`` with
+    ``jobs`` workers, with a progress line (unless ``--json``); the rows in task order."""
+    ex = make_executor(args.executor, jobs, args.address)
+    rows: dict[int, dict[str, Any]] = {}
+    try:
+        for n, (i, row) in enumerate(map_unordered(ex, fn, tasks), start=1):
+            rows[i] = row
+            if not args.json:
+                report_progress(err, n, len(tasks))
+    except BaseException:  # an interrupt: end the progress line before the report
+        if rows and not args.json and len(rows) < len(tasks) and err.isatty():
+            err.write("\n")
+        raise
+    finally:
+        ex.close()
+    return [rows[i] for i in range(len(tasks))]
+
+
 def report_progress(err: TextIO, n: int, total: int) -> None:
     """``n/total runs``: rewritten in place on a terminal; elsewhere (a log) a line at
     every tenth of the grid and at its end."""
@@ -109,20 +132,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     tasks = [Task(p.path, p.name, kind, c, r, b, duration, args.flows, args.seed, p.source.text, bounds.get(p.name))
              for p in progs for c in Cs for r in Rs for b in Bs]
     t0 = time.perf_counter()
-    ex = make_executor(args.executor, jobs, args.address)
-    rows: dict[int, dict[str, Any]] = {}
-    try:
-        for n, (i, row) in enumerate(map_unordered(ex, run_task, tasks), start=1):
-            rows[i] = row
-            if not args.json:
-                report_progress(err, n, len(tasks))
-    except BaseException:  # an interrupt: end the progress line before the report
-        if rows and not args.json and len(rows) < len(tasks) and err.isatty():
-            err.write("\n")
-        raise
-    finally:
-        ex.close()
-    ordered = [rows[i] for i in range(len(tasks))]
+    ordered = run_in_order(args, run_task, tasks, err, jobs)
     wall = time.perf_counter() - t0
     checks = check_bounds(ordered, bounds)
     data = {"grid": {"C_mbps": Cs, "R_ms": Rs, "buffer_bdp": [str(b) for b in Bs], "model": args.model,
