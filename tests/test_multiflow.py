@@ -59,6 +59,15 @@ def test_jitter_box_delays_only_its_flow() -> None:
     proved(m, 5, "all(S[1, t] == O[1, t] for t in range(T))")
 
 
+def test_jitter_boxes_on_ccac() -> None:
+    """The same boxes on CCAC, where the bottleneck's output is min(T_A, A − L) (its
+    tokens may run ahead of an empty queue): flow 1 has no box, flow 0's lags ≤ 1."""
+    m = replace(CBR2, name="ccac", family="ccac", loss="ccac", jitter=(1, 0))
+    proved(m, 5, "all(S[1, t] == O[1, t] and S[0, t] >= O[0, t-1] for t in range(1, T))")
+    refuted(m, 5, "all(S[0, t] == O[0, t] for t in range(T))")
+    proved(m, 5, "all(O[0, t] + O[1, t] <= tokens[t] for t in range(T))")
+
+
 def test_outputs_add_up_to_the_service() -> None:
     """(M1): the flows' outputs add up to the bottleneck's; on the ideal link every
     flow's delivery is its output."""
