@@ -20,7 +20,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, TextIO
 
-from ccmatic.cli import sim_topology as topo
 from ccmatic.cli.common import Subparsers, library
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import PLOT_SUFFIXES, output_dir, output_file
@@ -30,6 +29,7 @@ from ccmatic.core.limits import (
     MAX_SIM_TICKS,
     SIM_BYTES_PER_CELL,
 )
+from ccmatic.io import sim_topology as topo
 from ccmatic.io.library import Library
 from ccmatic.io.sim_plots import plot_run
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
