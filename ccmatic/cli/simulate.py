@@ -29,6 +29,7 @@ from ccmatic.core.limits import (
     MAX_SIM_TICKS,
     SIM_BYTES_PER_CELL,
 )
+from ccmatic.io import sim_topology as topo
 from ccmatic.io.library import Library
 from ccmatic.io.sim_plots import plot_run
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
@@ -43,6 +44,7 @@ from ccmatic.sim.links import (
 )
 from ccmatic.sim.metrics import metrics
 from ccmatic.sim.records import Flow, SimConfig, model_warnings
+from ccmatic.sim.topology import hop_metrics
 from ccmatic.spec.cca import CcaProgram, load_cca
 
 MAX_RATE_CHANGES = 10_000
@@ -236,7 +238,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     names = [args.cca] + list(args.with_cca or [])
     progs = [load_sim_cca(lib, n) for n in names]
     Rs = [r / 1000 for r in _list("--R", args.R)]
-    nflows = check_flows(args.flows)
+    kind_t, hops = topo.topology(args.topology, args.hops)
+    nflows = check_flows(topo.flow_count(args.flows, kind_t, hops))
     check_seed(args.seed)
     if len(Rs) not in (1, nflows):
         raise SpecError(Loc("--R"), f"give one RTprop or one per flow ({nflows}), got {len(Rs)}")
@@ -248,13 +251,16 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     duration = _positive("--duration", args.duration)
     sched = None if args.rate_schedule is None else rate_schedule(args.rate_schedule, C, duration)
     stagger = _positive("--stagger", args.stagger, allow_zero=True) if args.stagger else 0.0
-    flows = tuple(Flow(progs[i % len(progs)], Rs[i % len(Rs)], i * stagger, D=own_D[i]) for i in range(nflows))
-    check_size(duration, min(Rs), nflows)
+    buffer = topo.buffer_text(args.buffer, kind_t, hops, args.rate_schedule)
+    extra = topo.extra_delays(args.extra_delay, nflows)
+    flows = tuple(Flow(progs[i % len(progs)], Rs[i % len(Rs)], i * stagger, D=own_D[i], extra=extra[i])
+                  for i in range(nflows))
+    check_size(duration, min(Rs), nflows + (3 * hops if kind_t == "parking_lot" else 0))
     warm = check_warmup(duration * 0.2 if args.warmup is None else
                         _positive("--warmup", args.warmup, allow_zero=True), duration)
     mss = _positive("--mss", args.mss)
-    cfg = SimConfig(Link(kind, C, D, buffer_bytes(args.buffer, bdp, mss), sched, agg), flows, duration, mss=mss,
-                    seed=args.seed)
+    cfg = SimConfig(Link(kind, C, D, buffer_bytes(buffer, bdp, mss), sched, agg), flows, duration, mss=mss,
+                    seed=args.seed, topology=kind_t, hops=hops)
     states = plot_states(args, progs)
     if args.plot:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
@@ -263,26 +269,31 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     err.writelines(f"warning: {w}\n" for w in warnings)
     res = simulate(cfg)
     m = metrics(res, warm)
+    hms = hop_metrics(res, warm)
     if args.plot:
         plot_run(res, args.plot, states)
     if series is not None:
         write_series(res, series)
     summary = run_summary(cfg, names, warm, warnings, args.rate_schedule)
     if args.json:
-        out.write(json.dumps({"config": summary, "metrics": m.json()}, indent=2) + "\n")
+        out.write(json.dumps({"config": summary, "metrics": {**m.json(), **topo.hops_json(hms)}}, indent=2) + "\n")
         return 0
     rates = f"C={args.C} Mbit/s" + ("" if sched is None else f" ({describe_schedule(sched, args.rate_schedule)})")
     Dtext = f"{D * 1000:g}" if own_D[0] is None else ",".join(f"{d * 1000:g}" for d in own_D if d is not None)
     Dtext += "" if agg == "uniform" else f" ({agg} aggregation)"
-    out.write(f"{', '.join(sorted(set(names)))} x{nflows} on {cfg.link.kind}: {rates}, "
-              f"R={args.R} ms, D={Dtext} ms, buffer={args.buffer} BDP, {duration:g} s, seed {args.seed}\n")
-    out.write(f"  utilization {m.utilization:.1%}   queue mean {m.queue_mean_bdp:.2f} BDP, max {m.queue_max_bdp:.2f} BDP"
+    where = cfg.link.kind if kind_t == "dumbbell" else f"a {hops}-hop parking lot ({cfg.link.kind})"
+    xtra = "" if args.extra_delay is None else f", extra delay {args.extra_delay} ms"
+    out.write(f"{', '.join(sorted(set(names)))} x{nflows} on {where}: {rates}, "
+              f"R={args.R} ms, D={Dtext} ms{xtra}, buffer={buffer} BDP, {duration:g} s, seed {args.seed}\n")
+    util = "utilization" if kind_t == "dumbbell" else "delivered/C"
+    out.write(f"  {util} {m.utilization:.1%}   queue mean {m.queue_mean_bdp:.2f} BDP, max {m.queue_max_bdp:.2f} BDP"
               f"   loss {m.loss_per_R_mean:.2f} pkts/R (max {m.loss_per_R_max:.1f} in one R), rate {m.loss_rate:.2%}\n")
     conv = "never" if m.convergence_time is None else f"{m.convergence_time:.2f} s"
     out.write(f"  convergence {conv}   Jain's index {m.jain:.3f}   (measured after {warm:g} s)\n")
     out.writelines(f"  flow {i} ({flows[i].cca.name}, R={flows[i].R * 1000:g} ms): throughput {fm.throughput * 8 / 1e6:.2f} "
                   f"Mbit/s ({fm.share:.1%}), RTT mean {fm.rtt_mean * 1000:.1f} ms ({fm.rtt_ratio:.2f} RTprop), "
                   f"max {fm.rtt_max * 1000:.1f} ms\n" for i, fm in enumerate(m.flows))
+    out.writelines(topo.hop_lines(hms))
     if args.plot:
         out.write(f"  plot: {args.plot}\n")
     if series is not None:
@@ -295,11 +306,12 @@ def run_summary(cfg: Any, names: list[str], warmup: float, warnings: list[str],
     sched = cfg.link.schedule
     # the keys of per-flow D and fixed aggregation appear only where used, so that
     # earlier runs' output is unchanged
-    flows = [{"cca": f.cca.name, "R_s": f.R, "start_s": f.start, **({} if f.D is None else {"D_s": f.D})}
-             for f in cfg.flows]
+    extra = any(f.extra for f in cfg.flows)
+    flows = [{"cca": f.cca.name, "R_s": f.R, "start_s": f.start, **({} if f.D is None else {"D_s": f.D}),
+              **({"extra_delay_s": f.extra} if extra else {})} for f in cfg.flows]
     return {
         "ccas": names, "link": cfg.link.kind, "C_bytes_per_s": cfg.link.C, "D_s": cfg.link.D,
-        **({} if cfg.link.agg == "uniform" else {"agg": cfg.link.agg}),
+        **({} if cfg.link.agg == "uniform" else {"agg": cfg.link.agg}), **topo.summary_keys(cfg),
         "rate_schedule": None if sched is None else {
             "spec": schedule_spec, "points": [{"time_s": t, "C_bytes_per_s": c} for t, c in sched.points]},
         "buffer_bytes": cfg.link.buffer, "flows": flows,
@@ -323,9 +335,16 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
                    "one per flow, e.g. 32,0,0, gives each flow its own jitter box (0: none)")
     s.add_argument("--agg", default="uniform", help="ack_agg releases: uniform (every agg_k, uniform in [0, D); "
                    "default) or fixed (exactly every D)")
-    s.add_argument("--buffer", default="1", help="buffer in BDPs of the shortest flow, or inf (default 1)")
+    s.add_argument("--buffer", default=None, help="buffer in BDPs of the shortest flow, or inf (default 1; inf "
+                   "on a parking lot)")
     s.add_argument("--duration", default="30", help="seconds (default 30)")
-    s.add_argument("--flows", type=int, default=1, help="number of flows (default 1)")
+    s.add_argument("--flows", type=int, default=None, help="number of flows (default 1; hops + 1 on a parking lot)")
+    s.add_argument("--topology", default="dumbbell", help="dumbbell (default) or parking-lot: flow 0 crosses "
+                   "every hop, flow i only hop i, all at rate C")
+    s.add_argument("--hops", type=int, default=None, help="with --topology parking-lot: the hops K >= 1 "
+                   f"(default {topo.DEFAULT_HOPS}); the flows are K + 1")
+    s.add_argument("--extra-delay", metavar="MS[,MS...]", default=None, help="a persistent delay on each flow's "
+                   "ACK path (one for all, or one per flow), not told to its CCA (thesis §6.5's δs)")
     s.add_argument("--stagger", default=None, help="start flow i at i*S seconds (default 0)")
     s.add_argument("--mss", default="1500", help="bytes (default 1500)")
     s.add_argument("--warmup", default=None, help="seconds excluded from the metrics (default 20%% of the run)")

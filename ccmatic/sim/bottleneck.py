@@ -88,13 +88,14 @@ class Bottleneck:
         assert sched is not None
         self._rate, self._seg = sched.rate(now), (sched.prev_change(now), sched.next_change(now))
 
-    def arrive(self, flow: int, t: float) -> bool:
+    def arrive(self, flow: int, t: float, sent: float | None = None) -> bool:
         """One packet of ``flow`` reaches the queue at ``t``: admitted (True) or
-        dropped."""
+        dropped.  ``sent`` is when it entered the network, if before ``t`` (a later
+        hop of a parking lot): the delivery callback gets it as the arrival time."""
         self.serve_until(t)
         if self.qbytes + self.mss > self.buffer + EPS:
             return False
-        self.fifo.append([float(flow), self.mss, t])
+        self.fifo.append([float(flow), self.mss, t if sent is None else sent])
         self.qbytes += self.mss
         self.peak = max(self.peak, self.qbytes)
         return True
@@ -103,12 +104,7 @@ class Bottleneck:
         """Run one tick [start, start + dt): ``packets[f]`` packets of flow f arrive,
         spread evenly from a random phase; returns how many of each were admitted
         (:attr:`peak` is then the tick's largest queue)."""
-        arrivals: list[tuple[float, int]] = []
-        phases = rng.random(len(packets))
-        for f, n in enumerate(packets):
-            if n:
-                gap = dt / n
-                arrivals.extend((start + (k + float(phases[f])) * gap, f) for k in range(n))
+        arrivals = spread(start, dt, packets, rng)
         arrivals.sort()
         self.peak = self.qbytes
         admitted = [0] * len(packets)
@@ -117,3 +113,27 @@ class Bottleneck:
                 admitted[f] += 1
         self.serve_until(start + dt)
         return admitted
+
+    def tick_at(self, end: float, arrivals: list[tuple[float, int, float]], nflows: int) -> list[int]:
+        """Run a tick ending at ``end`` on explicit arrivals (time, flow, sent at);
+        returns how many of each flow's were admitted."""
+        arrivals.sort()
+        self.peak = self.qbytes
+        admitted = [0] * nflows
+        for t, f, sent in arrivals:
+            if self.arrive(f, t, sent):
+                admitted[f] += 1
+        self.serve_until(end)
+        return admitted
+
+
+def spread(start: float, dt: float, packets: list[int], rng: np.random.Generator) -> list[tuple[float, int]]:
+    """The arrival instants (time, flow) of a tick's packets: flow f's ``packets[f]``
+    spread evenly over [start, start + dt) from a phase drawn for the flow."""
+    arrivals: list[tuple[float, int]] = []
+    phases = rng.random(len(packets))
+    for f, n in enumerate(packets):
+        if n:
+            gap = dt / n
+            arrivals.extend((start + (k + float(phases[f])) * gap, f) for k in range(n))
+    return arrivals

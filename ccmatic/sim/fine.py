@@ -5,7 +5,9 @@ decide at each tick how many packets they inject, the packets reach a drop-tail 
 served at C, each at its own instant within the tick, with service between arrivals
 (:mod:`ccmatic.sim.bottleneck`), and each delivered packet's ACK returns to its sender
 after its flow's RTprop plus the link's jitter (:mod:`ccmatic.sim.links`).  Bytes reach the bottleneck at once (as in CCAC,
-the whole propagation delay is on the ACK path).
+the whole propagation delay is on the ACK path).  The bottleneck may be a parking lot of
+several hops (:mod:`ccmatic.sim.topology`), and a flow's ACK path may carry a persistent
+extra delay its CCA is not told about (:attr:`ccmatic.sim.records.Flow.extra`).
 
 A CCA file keeps its step semantics: a flow's CCA runs once per *step* of one RTprop
 (the models' time unit, R = 1 step), on that flow's own observations sampled at the
@@ -46,10 +48,10 @@ from ccmatic.core.quantities import (
 from ccmatic.semantics import beliefs, qdel
 from ccmatic.semantics.cca import initial_values, run_step
 from ccmatic.semantics.domain import FLOAT
-from ccmatic.sim.bottleneck import Bottleneck
 from ccmatic.sim.links import AckDelay
 from ccmatic.sim.records import Flow, FlowRecord, RttSamples, SimConfig, SimResult
 from ccmatic.sim.sampler import FlowSampler, Snapshot
+from ccmatic.sim.topology import ParkingLot, network
 from ccmatic.spec import ir
 from ccmatic.spec.cca import CcaProgram
 
@@ -295,9 +297,10 @@ def simulate(cfg: SimConfig) -> SimResult:
         run[0] -= 1
         if not run[0]:
             queued[f].popleft()
-        pending[f].append((acks.ack_time(f, at, senders[f].flow.R), delivered_cum[f], arrived, run[1]))
+        fl = senders[f].flow
+        pending[f].append((acks.ack_time(f, at, fl.R + fl.extra), delivered_cum[f], arrived, run[1]))
 
-    bottleneck = Bottleneck(link.C, math.inf if link.buffer is None else link.buffer, cfg.mss, on_delivered, schedule=link.schedule)
+    bottleneck = network(cfg, on_delivered, ticks)
     for tick in range(ticks):
         now = tick * dt
         for f, snd in enumerate(senders):
@@ -326,7 +329,8 @@ def simulate(cfg: SimConfig) -> SimResult:
             snd.L_hist.append(snd.L)
         queue[tick] = bottleneck.qbytes
         peak[tick] = bottleneck.peak
-    return SimResult(cfg, dt, queue, delivered, sent, lost, rtts, [s.record for s in senders], peak)
+    hops = bottleneck.record if isinstance(bottleneck, ParkingLot) else None
+    return SimResult(cfg, dt, queue, delivered, sent, lost, rtts, [s.record for s in senders], peak, hops)
 
 
 def _queue_run(snd: _Sender, queued: deque[list[Any]], n: int, tick: int, now: float) -> list[Any] | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ccmatic.sim.links import Link
 from ccmatic.spec.cca import CcaProgram
@@ -19,21 +19,30 @@ if TYPE_CHECKING:
 class Flow:
     """One sender: its CCA, RTprop R (s) and start time (s); D (s) is its own jitter
     bound and jitter box on the ACK path (None: the link's D and its shared box;
-    :class:`ccmatic.sim.links.AckDelay`)."""
+    :class:`ccmatic.sim.links.AckDelay`).  ``extra`` (s) is a persistent delay added
+    to its ACK path that its CCA is not told about (thesis §6.5's δs): the CCA's R
+    stays ``R``, its RTT samples include ``extra``."""
 
     cca: CcaProgram
     R: float
     start: float = 0.0
     holes: tuple[tuple[str, Fraction], ...] = ()
     D: float | None = None
+    extra: float = 0.0
 
     def jitter(self, link: Link) -> float:
         """The jitter bound D on this flow's ACK path (s)."""
         return link.D if self.D is None else self.D
 
 
+Topology = Literal["dumbbell", "parking_lot"]
+
+
 @dataclass(frozen=True)
 class SimConfig:
+    """A run.  ``topology = "parking_lot"`` chains ``hops`` bottlenecks of the link's
+    rate (:mod:`ccmatic.sim.topology`): flow 0 crosses them all, flow i ≥ 1 only hop i."""
+
     link: Link
     flows: tuple[Flow, ...]
     duration: float
@@ -43,6 +52,8 @@ class SimConfig:
     belief_period: int = 10  # steps between belief timeouts (thesis §4.1.1.2: 10 R)
     init_cwnd_pkts: float = 10.0
     init_rate_pkts: float = 10.0  # per RTprop, before the CCA's first step
+    topology: Topology = "dumbbell"
+    hops: int = 1
 
 
 @dataclass
@@ -81,6 +92,16 @@ class RttSamples:
 
 
 @dataclass
+class HopRecord:
+    """Per tick and hop of a parking lot: the bytes each hop served (all flows, and
+    flow 0's) and its queue at the tick's end (shape ticks x hops)."""
+
+    served: np.ndarray
+    served_long: np.ndarray
+    queue: np.ndarray
+
+
+@dataclass
 class SimResult:
     config: SimConfig
     dt: float
@@ -91,6 +112,7 @@ class SimResult:
     rtt_samples: list[RttSamples]  # per flow
     flows: list[FlowRecord]
     queue_peak: np.ndarray       # bytes, the largest queue within each tick
+    hop_record: HopRecord | None = None  # per hop, on a parking lot
 
     def queue_at(self, t: float) -> float:
         """The queue at time t (a step boundary): at the end of the tick before it,
