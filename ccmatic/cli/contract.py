@@ -17,13 +17,13 @@ from typing import Any, TextIO
 from ccmatic.cli.common import Subparsers, executor_options, jobs_arg, library
 from ccmatic.cli.evaluate import run_in_order
 from ccmatic.cli.simulate import (
-    _list,
-    _positive,
     check_buffer,
     check_flows,
     check_seed,
     check_size,
     link_kind,
+    number_list,
+    positive_number,
 )
 from ccmatic.cli.simulate import load_sim_cca as load_cca_arg
 from ccmatic.core.errors import Loc, SpecError
@@ -40,7 +40,7 @@ from ccmatic.sim.records import SimConfig
 
 
 def _flows(text: str) -> list[int]:
-    vals = _list("--flows", text)
+    vals = number_list("--flows", text)
     if not vals or any(v != int(v) for v in vals):
         raise SpecError(Loc("--flows"), f"expected a comma-separated list of whole flow counts, got {text!r}",
                         "e.g. --flows 2,4,8")
@@ -48,7 +48,7 @@ def _flows(text: str) -> list[int]:
 
 
 def _nonempty(flag: str, text: str) -> list[float]:
-    vals = _list(flag, text)
+    vals = number_list(flag, text)
     if not vals:
         raise SpecError(Loc(flag), f"expected a comma-separated list of positive numbers, got {text!r}")
     return vals
@@ -64,7 +64,7 @@ def _jitter(text: str | None, n_default: int) -> tuple[int, int]:
 
 
 def _buffer(text: str) -> float | None:
-    return None if text in ("inf", "infinite") else _positive("--buffer", text)
+    return None if text in ("inf", "infinite") else positive_number("--buffer", text)
 
 
 def tasks_of(args: argparse.Namespace) -> tuple[list[ContractTask], dict[str, Any]]:
@@ -77,7 +77,7 @@ def tasks_of(args: argparse.Namespace) -> tuple[list[ContractTask], dict[str, An
     buf = _buffer(args.buffer)
     if buf is not None:
         check_buffer(buf, min(Cs) * 1e6 / 8 * min(Rs) / 1000, SimConfig.mss)
-    duration = _positive("--duration", args.duration)
+    duration = positive_number("--duration", args.duration)
     check_size(duration, min(Rs) / 1000, max(Ns))
     check_seed(args.seed)
     kind = link_kind(args.model)
@@ -89,13 +89,13 @@ def tasks_of(args: argparse.Namespace) -> tuple[list[ContractTask], dict[str, An
 
 
 def question(args: argparse.Namespace, grid: dict[str, Any]) -> Question:
-    ds = None if args.delta_s is None else _positive("--delta-s", args.delta_s)
+    ds = None if args.delta_s is None else positive_number("--delta-s", args.delta_s)
     if args.hops < 1:
         raise SpecError(Loc("--hops"), f"a parking lot has at least 1 hop, got {args.hops}")
     n = max(grid["flows"]) if args.growth_n is None else args.growth_n
     if n < 2:
         raise SpecError(Loc("--growth-n"), f"congestion growth compares n ≥ 2 flows with one, got {n}")
-    at = max(grid["C_mbps"]) if args.at is None else _positive("--at", args.at)
+    at = max(grid["C_mbps"]) if args.at is None else positive_number("--at", args.at)
     m, nj = _jitter(args.jitter, max(3, max(grid["flows"])))
     return Question(ds, args.hops, n, at, m, nj)
 

@@ -18,7 +18,6 @@ from typing import Any, Literal, TextIO, TypeVar
 
 from ccmatic.cli.common import Subparsers, executor_options, jobs_arg, library
 from ccmatic.cli.simulate import (
-    _positive,
     check_buffer,
     check_flows,
     check_seed,
@@ -26,6 +25,7 @@ from ccmatic.cli.simulate import (
     link_kind,
     load_sim_cca,
     out_dir,
+    positive_number,
 )
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.engine.parallel.executor import make_executor, map_unordered
@@ -122,7 +122,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     Cs, Rs = _grid("--C", args.C, GRID_C), _grid("--R", args.R, GRID_R)
     Bs = _grid("--buffer", args.buffer, GRID_BUFFER, frac=True)
     check_buffer(float(min(Bs)), min(Cs) * 1e6 / 8 * min(Rs) / 1000, SimConfig.mss)  # the grid's smallest
-    duration = _positive("--duration", args.duration)
+    duration = positive_number("--duration", args.duration)
     check_size(duration, min(Rs) / 1000, args.flows)
     check_flows(args.flows)
     check_seed(args.seed)

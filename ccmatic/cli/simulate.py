@@ -62,7 +62,7 @@ def _number(text: str) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _positive(flag: str, text: str, allow_zero: bool = False, hint: str | None = None) -> float:
+def positive_number(flag: str, text: str, allow_zero: bool = False, hint: str | None = None) -> float:
     v = _number(text)
     if v is None:
         raise SpecError(Loc(flag), f"expected a finite number, got {text!r}", hint)
@@ -71,8 +71,8 @@ def _positive(flag: str, text: str, allow_zero: bool = False, hint: str | None =
     return v
 
 
-def _list(flag: str, text: str, allow_zero: bool = False, hint: str | None = None) -> list[float]:
-    return [_positive(flag, x.strip(), allow_zero, hint) for x in text.split(",") if x.strip()]
+def number_list(flag: str, text: str, allow_zero: bool = False, hint: str | None = None) -> list[float]:
+    return [positive_number(flag, x.strip(), allow_zero, hint) for x in text.split(",") if x.strip()]
 
 
 def rate_schedule(text: str, C: float, duration: float) -> RateSchedule:
@@ -181,7 +181,7 @@ def jitter_bounds(text: str | None, kind: LinkKind, Rs: list[float], nflows: int
     its own."""
     if text is None:
         return (0.0 if kind == "ideal" else min(Rs)), [None] * nflows
-    Ds = [d / 1000 for d in _list("--D", text, True, "give milliseconds, 0 for no jitter: 32 or 32,0,0")]
+    Ds = [d / 1000 for d in number_list("--D", text, True, "give milliseconds, 0 for no jitter: 32 or 32,0,0")]
     if len(Ds) == 1:
         return Ds[0], [None] * nflows
     if len(Ds) != nflows:
@@ -193,7 +193,7 @@ def jitter_bounds(text: str | None, kind: LinkKind, Rs: list[float], nflows: int
 def buffer_bytes(text: str, bdp: float, mss: float) -> float | None:
     if text in ("inf", "infinite"):
         return None
-    b = _positive("--buffer", text, allow_zero=True)
+    b = positive_number("--buffer", text, allow_zero=True)
     check_buffer(b, bdp, mss)
     return b * bdp
 
@@ -237,28 +237,28 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lib = library(args)
     names = [args.cca] + list(args.with_cca or [])
     progs = [load_sim_cca(lib, n) for n in names]
-    Rs = [r / 1000 for r in _list("--R", args.R)]
+    Rs = [r / 1000 for r in number_list("--R", args.R)]
     kind_t, hops = topo.topology(args.topology, args.hops)
     nflows = check_flows(topo.flow_count(args.flows, kind_t, hops))
     check_seed(args.seed)
     if len(Rs) not in (1, nflows):
         raise SpecError(Loc("--R"), f"give one RTprop or one per flow ({nflows}), got {len(Rs)}")
-    C = _positive("--C", args.C) * 1e6 / 8
+    C = positive_number("--C", args.C) * 1e6 / 8
     kind = link_kind(args.model)
     D, own_D = jitter_bounds(args.D, kind, Rs, nflows)
     agg = agg_kind(args.agg, kind)
     bdp = C * min(Rs)
-    duration = _positive("--duration", args.duration)
+    duration = positive_number("--duration", args.duration)
     sched = None if args.rate_schedule is None else rate_schedule(args.rate_schedule, C, duration)
-    stagger = _positive("--stagger", args.stagger, allow_zero=True) if args.stagger else 0.0
+    stagger = positive_number("--stagger", args.stagger, allow_zero=True) if args.stagger else 0.0
     buffer = topo.buffer_text(args.buffer, kind_t, hops, args.rate_schedule)
     extra = topo.extra_delays(args.extra_delay, nflows)
     flows = tuple(Flow(progs[i % len(progs)], Rs[i % len(Rs)], i * stagger, D=own_D[i], extra=extra[i])
                   for i in range(nflows))
     check_size(duration, min(Rs), nflows + (3 * hops if kind_t == "parking_lot" else 0))
     warm = check_warmup(duration * 0.2 if args.warmup is None else
-                        _positive("--warmup", args.warmup, allow_zero=True), duration)
-    mss = _positive("--mss", args.mss)
+                        positive_number("--warmup", args.warmup, allow_zero=True), duration)
+    mss = positive_number("--mss", args.mss)
     cfg = SimConfig(Link(kind, C, D, buffer_bytes(buffer, bdp, mss), sched, agg), flows, duration, mss=mss,
                     seed=args.seed, topology=kind_t, hops=hops)
     states = plot_states(args, progs)
