@@ -164,8 +164,9 @@ class SymbolicTrace:
         return self.agg(self.Ld_f, t)
 
     def tokens(self, t: int) -> z3.ArithRef:
-        """T_A(t) (Eq. A.2.4); before step 0 extended with slope C and no waste."""
-        return network.tokens(Z3, self.C0, self.model.C, t, self.W[max(t, 0)])
+        """T_A(t) (Eq. A.2.4) of the first bottleneck; before step 0 extended with slope C
+        and no waste."""
+        return self.hop_tokens(0, t)
 
     def queue(self, t: int, f: int | None = None) -> z3.ArithRef:
         """Bytes in the network, A − L − S (of one flow, or of all)."""
