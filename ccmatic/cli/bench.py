@@ -30,7 +30,7 @@ from ccmatic.cli.common import (
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import output_file
 from ccmatic.engine.verify import query_cca
-from ccmatic.io.plot import plot_bench
+from ccmatic.io.charts import plot_bench
 from ccmatic.io.toml import TomlDoc
 
 

@@ -122,7 +122,7 @@ def cmd_contract(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     wall = time.perf_counter() - t0
     res = analyze(rows, q)
     if args.plot:
-        plot_contract(rows, res, args.plot, f"{grid['cca']}: {res['contract']['text'] if res['contract'] else 'no contract'}")
+        plot_contract(rows, res, args.plot, grid)
     if args.json:
         out.write(json.dumps(jsonable({"grid": grid, "wall_s": wall, "jobs": jobs, "runs": rows, **res}), indent=2)
                   + "\n")

@@ -15,6 +15,7 @@ from ccmatic.core.files import PLOT_SUFFIXES, output_file
 from ccmatic.core.limits import magnitude_error
 from ccmatic.engine.lossfn import parse_loss
 from ccmatic.engine.tradeoff import Num, Tradeoff, compute, fmt_num
+from ccmatic.io.charts import plot_tradeoff
 
 
 def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
@@ -58,31 +59,6 @@ def _rates(text: str) -> list[Fraction]:
 
 def _plot_path(path: str) -> Path:
     return output_file("--plot", path, PLOT_SUFFIXES)
-
-
-def _plot(curves: list[Tradeoff], p: Path, C0: Fraction, top: Fraction) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    n = 200
-    ratio = float(top / C0)
-    grid = sorted({C0 * Fraction(ratio ** (i / n)) for i in range(n + 1)} | {top})
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for t in curves:
-        pts = [(float(r.C), r.k) for r in t.reach_many(grid) if r.k is not None]
-        label = f"f(C) = {t.loss}" + ("" if len(pts) == len(grid) else " (F never reaches larger C)")
-        ax.plot([c for c, _ in pts], [k for _, k in pts], label=label)
-    ax.set_xscale("log")
-    ax.set_xlabel("link rate C")
-    ax.set_ylabel("F^-1(C)  [RTTs, times (R + beta_s)]")
-    ax.set_title(f"Loss vs convergence (Theorem 4.2.1): C0 = {C0}, beta_s = {curves[0].beta_s}")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(p)
-    plt.close(fig)
 
 
 def _curve_json(t: Tradeoff) -> dict[str, Any]:
@@ -145,7 +121,7 @@ def cmd_tradeoff(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     curves = [compute(f, C0, beta_s, Cs=Cs, loss=s.strip()) for f, s in zip(fs, losses, strict=True)]
     if plot is not None:
         top = max(Cs) if Cs else 1000 * C0
-        _plot(curves, plot, C0, max(top, 2 * C0))
+        plot_tradeoff(curves, plot, C0, max(top, 2 * C0))
     if getattr(args, "json", False):
         out.write(json.dumps({"curves": [_curve_json(t) for t in curves]}, indent=2) + "\n")
         return 0

@@ -9,7 +9,6 @@ Bottom panel: cwnd and rate per flow, with the queueing-delay range
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.results import ConcreteTrace
@@ -78,34 +77,3 @@ def plot_trace(tr: ConcreteTrace, path: str | Path, title: str = "counterexample
     plt.close(fig)
     return p
 
-
-def plot_bench(rows: list[dict[str, Any]], path: str | Path) -> Path:
-    """``ccmatic bench --horizons ... --plot``: for each query, process wall and the
-    in-process phases (synthesis: generator, verifier, re-verify) against T, log scale."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 5))
-    by_query: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
-        by_query.setdefault(Path(r["query"]).stem, []).append(r)
-    for i, (name, rs) in enumerate(by_query.items()):
-        rs = sorted(rs, key=lambda r: int(r["T"]))
-        Ts = [int(r["T"]) for r in rs]
-        ax.plot(Ts, [float(r["process_s"]) for r in rs], f"C{i}-", marker="o", label=f"{name}: process wall")
-        for style, key in ((":", "verifier_s"), ("--", "reverify_s"), ("-.", "generator_s")):
-            if all(r.get(key) is not None for r in rs):
-                ax.plot(Ts, [max(float(r[key]), 1e-3) for r in rs], f"C{i}{style}", lw=1,
-                        label=f"{name}: {key[:-2]} (in-process)")
-    ax.set_yscale("log")
-    ax.set_xlabel("horizon T (steps)")
-    ax.set_ylabel("seconds")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
