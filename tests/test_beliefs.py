@@ -100,7 +100,7 @@ BACKLOG_EVIDENCE = " and ".join(f"S[{x + 1} + D] < A[{x + 1}] - L[{x + 1}]" for 
 def test_upper_bound_evidence() -> None:
     """Eq. A.2.7 on the window (1, 4]: if every step is known to be utilized, the
     ACK rate gives ΔS ≥ C·(w − D), exactly.  The engine's backlog evidence (a byte
-    that arrived by x+1 is still undelivered at x+1+D) proves it; REFERENCE-SPEC's
+    that arrived by x+1 is still undelivered at x+1+D) proves it; the Table 4.1 tool's
     evidence (no delay bucket ≤ D and new bytes sent, or any detection in the step)
     does not once losses are possible (a detection of old losses says nothing about
     the step), which is why beliefs.py does not use it."""
@@ -224,7 +224,7 @@ def test_cbr_beliefs_move_and_are_tight() -> None:
 
 
 def test_reference_evidence_is_unsound_but_default_is_sound() -> None:
-    """REFERENCE-SPEC's literal evidence rule (kept as belief_evidence = "reference" to
+    """The Table 4.1 tool's literal evidence rule (kept as belief_evidence = "reference" to
     compare with Table 4.1) lets c_hi fall below C with a finite buffer, through the
     late detection of an old loss; ccmatic's default evidence is proved sound there."""
     finite = replace(CCAC, buffer=BUFFERS["finite"])

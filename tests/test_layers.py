@@ -1,4 +1,4 @@
-"""The engine's structure (DESIGN.md, docs/architecture.md): layers import one way,
+"""The engine's structure (docs/architecture.md): layers import one way,
 no import cycles, no imports inside functions to dodge one, modules of readable
 size.  Read from the source with :mod:`ast` (nothing is imported)."""
 

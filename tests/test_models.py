@@ -1,4 +1,4 @@
-"""Tight pairs on the network-model primitives (thesis Listing A.1, REFERENCE-SPEC).
+"""Tight pairs on the network-model primitives (thesis Listing A.1, docs/semantics.md).
 
 Every bound comes with a companion: the exact bound must be *proved* (its negation
 is unsat together with the model) and a bound off by a little (1/100 byte, one
@@ -65,7 +65,7 @@ def test_service_upper_bound_longer_rtt() -> None:
 
 
 def test_ideal_per_step_service() -> None:
-    """Ideal link: at most C per step, and exactly the REFERENCE-SPEC recurrence
+    """Ideal link: at most C per step, and exactly the Table 4.1 settings' recurrence
     S(t) = min(S(t−1) + C, A(t) − L(t−1)), which CBR-delay (jitter) does not obey."""
     for buf in (Buffer(), FINITE):
         m = replace(IDEAL, buffer=buf, loss="droptail")
@@ -146,7 +146,7 @@ def test_loss_detection_never_precedes_loss(fam: str, loss: str) -> None:
 
 
 def test_droptail_infinite_buffer_detects_nothing_new() -> None:
-    """REFERENCE-SPEC: with an infinite buffer and drop-tail, Ld = L throughout; CCAC's
+    """docs/semantics.md §Table 4.1 settings: with an infinite buffer and drop-tail, Ld = L throughout; CCAC's
     loss mode lets undetected initial losses be detected later."""
     proved(replace(CCAC, loss="droptail"), 6, "all(Ld[t] == L[t] for t in range(T))")
     refuted(replace(CCAC, loss="ccac"), 6, "all(Ld[t] == L[t] for t in range(T))")
@@ -216,7 +216,7 @@ def test_periodic(fam: str) -> None:
     refuted(m, 6, "rate[2] == rate[T-2]", periodic=2)  # only the last K steps repeat the first K
 
 
-# -- queueing-delay samples (REFERENCE-SPEC "Queueing delay") -------------------------------
+# -- queueing-delay samples (docs/semantics.md §Queueing delay) ----------------------------
 
 def bucket(t: int, dt: int) -> str:
     """'S moved at t and the byte S(t) was sent in (t−dt−1, t−dt]', written directly

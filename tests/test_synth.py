@@ -103,7 +103,7 @@ def test_g1_t5_four_solutions_one_cc_qdel_like(tmp_path: Path) -> None:
 
 
 def test_g1_t5_semantics_choices_matter() -> None:
-    """The two delay-sample choices REFERENCE-SPEC fixes decide G1-T5: with the growth
+    """The two delay-sample choices of the Table 4.1 settings decide G1-T5: with the growth
     rule applied only to fresh samples there is no solution; with CCAC's hidden
     prehistory there are 6 (cc_qdel's class among them)."""
     q = _query("G1-T5")

@@ -169,7 +169,7 @@ def hidden_hint(name: str) -> str | None:
 
 def families_needed(names: Iterable[str]) -> set[Family]:
     """The families the encoder must build for these quantity names, with their
-    dependencies: the link-rate beliefs come with the delay buckets (REFERENCE-SPEC's
+    dependencies: the link-rate beliefs come with the delay buckets (the Table 4.1 tool's
     evidence reads them, and their constraints are part of the model the beliefs
     were specified on)."""
     fams: set[Family] = {QUANTITIES[n].family for n in names if n in QUANTITIES}

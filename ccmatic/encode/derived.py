@@ -1,12 +1,12 @@
 """Derived quantities as constraints: queueing-delay buckets (Eq. 4.1.1,
-REFERENCE-SPEC "Queueing delay"; CCAC §3) and the beliefs (through the one
+docs/semantics.md §Queueing delay; CCAC §3) and the beliefs (through the one
 definition in :mod:`ccmatic.semantics.beliefs`).
 
 Delay buckets: ``qdel[f][t][dt]`` means the byte flow f had serviced at t was sent
 in (t − dt − 1, t − dt], i.e. its delay through the network was in [dt, dt + 1).
 When S did not move, the sample is stale and every entry is copied from t − 1.  For
 a newly serviced byte that was sent before the trace started (dt ≥ t), the model
-option ``qdel_prehistory`` decides: ``free`` (REFERENCE-SPEC: any bucket ≥ t, or
+option ``qdel_prehistory`` decides: ``free`` (the Table 4.1 settings: any bucket ≥ t, or
 none) or ``hidden`` (CCAC's encoding: no bucket is true, so the sample reads as a
 delay beyond the horizon).
 """
@@ -138,7 +138,7 @@ def _growth(now: list[z3.BoolRef], nxt: list[z3.BoolRef], fresh: z3.BoolRef) -> 
 
     Under ``qdel_growth = "fresh"`` this binds only a sample taken at t (S moved at
     t, t ≥ 1): a stale sample may be several steps old.  ``"always"``
-    (REFERENCE-SPEC, CCmatic's prototype) binds every step, t = 0 and stale samples
+    (the Table 4.1 settings, CCmatic's prototype) binds every step, t = 0 and stale samples
     included; it over-constrains the network but is what Table 4.1 was computed with."""
     e = Constraints()
     T = len(now)

@@ -111,7 +111,7 @@ def loss(tr: SymbolicTrace) -> Constraints:
 
     * infinite buffer: no loss during the trace, L(t) = L(0) (undetected initial
       losses may exist unless the scenario forbids them);
-    * ``droptail`` (REFERENCE-SPEC): deterministic; the bottleneck queue never
+    * ``droptail`` (docs/semantics.md §Loss): deterministic; the bottleneck queue never
       exceeds β and bytes are dropped exactly when it would;
     * ``ccac`` (CCAC §3): A − L ≤ T_A(t) + β, and loss at t only if
       A(t) − L(t) ≥ T_A(t − 1) + β (the network may drop as soon as the queue

@@ -1,7 +1,7 @@
 """Belief updates (thesis §4.1.1.1, §4.1.1.2, §4.2.2.1, Appendix A.2.2), written
 once for the SMT encoding and the simulator.
 
-Link-rate beliefs (Eq. 4.1.2, discretized as in REFERENCE-SPEC): over every window
+Link-rate beliefs (Eq. 4.1.2, discretized as in docs/semantics.md): over every window
 (s, e] of length w with ACKed bytes ΔS = S(e) − S(s),
 
 * lower candidate ΔS / (w + D)  (from r·T ≤ C·(T + D), Eq. A.2.8);
@@ -10,7 +10,7 @@ Link-rate beliefs (Eq. 4.1.2, discretized as in REFERENCE-SPEC): over every wind
   was wasted): some byte that had arrived by the end of the step was still queued
   D later, or — with a drop-tail buffer β > ε — bytes sent in the step were dropped
   and the loss has been detected.  Evidence arrives late, so at step e every window
-  ending by e is judged with what is known at e.  (REFERENCE-SPEC's evidence — no
+  ending by e is judged with what is known at e.  (The Table 4.1 tool's evidence — no
   delay bucket ≤ D, or any detection in the step — is ``reference``; it admits
   traces with C outside [c_lo, c_hi].)  With several flows a flow's ACK rate bounds
   only its share of C: no upper candidate is sound, c_hi keeps its initial value.
@@ -67,7 +67,7 @@ class Values:
 @dataclass(frozen=True)
 class FlowSeries(Generic[V]):
     """One flow's curves, indexable by step (lists that may grow, in the simulator),
-    the buffer (None: infinite) and, for REFERENCE-SPEC's evidence, the delay
+    the buffer (None: infinite) and, for the Table 4.1 tool's evidence, the delay
     buckets ``qdel[t][dt]``."""
 
     A: Sequence[V]
@@ -81,7 +81,7 @@ class FlowSeries(Generic[V]):
 @dataclass(frozen=True)
 class RateRule:
     """The rule's settings: D, the non-composing ε, whether drops are evidence
-    (drop-tail with a buffer), REFERENCE-SPEC's evidence, whether upper candidates
+    (drop-tail with a buffer), the Table 4.1 tool's evidence, whether upper candidates
     exist (one flow), timeouts, and ``window``: only windows starting at or after
     e − window are considered (None: all; the simulator's bound, which excludes no
     eligible window when timeouts fire at least every window/2 steps)."""
@@ -129,7 +129,7 @@ def utilized(d: Domain[V], rule: RateRule, v: FlowSeries[V], x: int, en: int) ->
     bottleneck queue at β, which rules out waste only if β > ε."""
     D = rule.D
     if rule.reference:
-        # REFERENCE-SPEC: no delay bucket <= D at x+1 while sending, or a detection in the step
+        # Table 4.1 settings (docs/semantics.md): no delay bucket <= D at x+1 while sending, or a detection in the step
         assert v.qdel is not None
         q = v.qdel[x + 1]
         small = d.or_([q[dt] for dt in range(min(D, len(q) - 1) + 1)])
@@ -204,7 +204,7 @@ def _plain_step(d: Domain[V], names: Namer[V], rule: RateRule, v: FlowSeries[V],
 
     def skip(s: int, e2: int) -> bool:
         if rule.reference:
-            return e2 != en  # REFERENCE-SPEC judges a window only when it ends
+            return e2 != en  # the Table 4.1 tool judges a window only when it ends
         # with the same evidence as at en - 1 (no step's backlog evidence became
         # available at en), a window is already a candidate of c_hi(en - 1)
         return e2 < en and not rule.loss_evidence and not s <= en - 1 - D < e2

@@ -1,5 +1,5 @@
 """The network rules that determine a value from others (thesis Listing A.1,
-CCAC §3, REFERENCE-SPEC), over any domain.
+CCAC §3, docs/semantics.md), over any domain.
 
 The encoder asserts ``x == rule(...)`` for each; the exact replay recomputes each
 from a counterexample's values and compares.  The rules that only *bound* a value
@@ -63,7 +63,7 @@ def cbr_tokens(d: Domain[V], tokens_prev: V, C: Fraction, arrived: V) -> V:
 
 
 def droptail_loss(d: Domain[V], A: V, L_prev: V, tokens_t: V, buffer: V) -> V:
-    """Drop-tail (REFERENCE-SPEC): the bottleneck queue never exceeds β, and bytes
+    """Drop-tail (docs/semantics.md §Table 4.1 settings): the bottleneck queue never exceeds β, and bytes
     are dropped exactly when it would: L(t) = A(t) − T_A(t) − β if
     A(t) − L(t−1) > T_A(t) + β, else L(t−1)."""
     limit = d.add(tokens_t, buffer)
@@ -71,6 +71,6 @@ def droptail_loss(d: Domain[V], A: V, L_prev: V, tokens_t: V, buffer: V) -> V:
 
 
 def oracle_detection(L_then: V) -> V:
-    """Loss detection by an oracle (REFERENCE-SPEC, the thesis' prototype): every
+    """Loss detection by an oracle (docs/semantics.md §Table 4.1 settings, the thesis' prototype): every
     loss is detected exactly R after it happened, Ld(t) = L(t − R)."""
     return L_then

@@ -1,4 +1,4 @@
-"""Queueing-delay bounds from an RTT sample (Eq. 4.1.1, REFERENCE-SPEC).
+"""Queueing-delay bounds from an RTT sample (Eq. 4.1.1; docs/semantics.md §Queueing delay).
 
 A byte whose delay through the network was in [dt, dt + 1) steps gives an RTT
 sample of R plus that delay, so qdel_lo = max(0, dt − D) and qdel_hi = dt + 1; a
