@@ -120,3 +120,36 @@ def test_one_module_per_command() -> None:
     commands = set(sub.choices)  # type: ignore[union-attr]
     files = {p.stem for p in (PACKAGE / "cli").glob("*.py")} - {"__init__", "main", "common"}
     assert commands == {"list" if f == "list" else f for f in files}
+
+
+def _architecture_table() -> dict[str, set[str]]:
+    """docs/architecture.md's layer table: per layer, the names in backticks of its
+    modules column (``proof/`` and the names in its parentheses included)."""
+    import re
+
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    out: dict[str, set[str]] = {}
+    for line in doc.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        m = re.fullmatch(r"`(\w+)/`", cells[0]) if len(cells) == 3 else None
+        if m and m.group(1) in LAYERS:
+            out[m.group(1)] = set(re.findall(r"`([\w/]+)`", cells[2]))
+    return out
+
+
+def test_architecture_lists_every_module() -> None:
+    """Every module under ccmatic/ is named in docs/architecture.md's layer table, in
+    its layer's row: ``finite`` for encode/finite.py, and ``proof/`` with ``graph``
+    for engine/proof/graph.py (a module added without a line there fails)."""
+    table = _architecture_table()
+    assert set(table) == set(LAYERS), sorted(table)
+    missing = []
+    for p in sorted(PACKAGE.rglob("*.py")):
+        parts = p.relative_to(PACKAGE).with_suffix("").parts
+        if parts[-1] == "__init__" or parts[0] not in LAYERS:
+            continue
+        names, rest = table[parts[0]], parts[1:]
+        listed = "/".join(rest) in names or (len(rest) == 2 and f"{rest[0]}/" in names and rest[1] in names)
+        if not listed:
+            missing.append("/".join(parts))
+    assert not missing, f"not in docs/architecture.md's layer table: {missing}"
