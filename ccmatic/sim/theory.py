@@ -1,7 +1,8 @@
 """Published models the simulator is checked against (docs/simulation.md, "Results").
 
 * Mathis et al. 1997: Reno's throughput 1.22 · MSS / (RTT · √p).
-* Scherrer et al., the BBR fluid model (../shared/papers), for N BBRv1 flows with equal
+* Scherrer et al., the BBR fluid model ("Model-Based Insights on the Performance,
+  Fairness, and Stability of BBR", IMC 2022), for N BBRv1 flows with equal
   RTprops: with a deep buffer the equilibrium queueing delay equals the propagation
   delay (Theorem 1), so RTT = 2 RTprop; with a shallow buffer each flow's bandwidth
   estimate is 5C / (4N + 1) (Theorem 3), so the flows send 5NC / (4N + 1) and lose
