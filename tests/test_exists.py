@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers import run_cli as run
 
-from ccmatic.core.model import ALL_PARTS
+from ccmatic.core.model import ALL_PARTS, MODEL_PARTS
 from ccmatic.core.options import RunOptions
 from ccmatic.core.results import ConcreteTrace, Counterexample, result_word
 from ccmatic.core.source import Source
@@ -182,3 +182,21 @@ def test_synth_refuses_an_exists_question(tmp_path: Path) -> None:
     text = "\n".join(ln for ln in text.splitlines() if not ln.startswith(("expect", "thesis_solutions")))
     code, _out, err = run("synth", write(tmp_path, "syn", text + "\n"))
     assert code == 2 and len(err.splitlines()) == 1 and "exists" in err, err
+
+
+def test_bench_checks_an_exists_answer() -> None:
+    """bench compares an exists query's expect with its answer (witness / no_witness)."""
+    q = ROOT / "queries" / "ccac_model"
+    code, out, _ = run("bench", q / "service_extreme-CT.toml", q / "service_extreme-negative.toml", "--json")
+    rows = json.loads(out)["rows"]
+    assert code == 0 and [(r["answer"], r["verdict"], r["ok"]) for r in rows] == \
+        [("witness", "counterexample", True), ("no_witness", "proved", True)]
+
+
+def test_every_model_part_is_documented() -> None:
+    """docs/language.md's table of model parts has a row for each part, and only those."""
+    text = (ROOT / "docs" / "language.md").read_text()
+    section = text.split("## Model-only questions", 1)[1].split("\n## ", 1)[0]
+    table = section.split("| part |", 1)[1].split("\n\n", 1)[0]
+    rows = re.findall(r"^\| `(\w+)` \|", table, re.MULTILINE)
+    assert rows == list(MODEL_PARTS)

@@ -17,22 +17,11 @@ LossMode = Literal["droptail", "ccac"]
 Topology = Literal["dumbbell", "parking_lot"]
 
 #: The parts of the network model a scenario assumes (``model_parts``; default:
-#: all), each with what it contains and the CCAC function it corresponds to.
-#: Omitting a part removes its constraints: a proof then holds for more traces (so
-#: for the full model too), but a trace found may not be one of the full model.
-MODEL_PARTS: dict[str, str] = {
-    "monotone": "A, S, L, Ld and W never decrease, nor A − L (CCAC's monotone)",
-    "initial": "normalisation at step 0: S = 0, W = 0, 0 ≤ Ld ≤ L; MSS > 0 (and mss_max_bdp), "
-               "a free dupack threshold ≥ 0 (CCAC's initial, but its cwnd and rate > 0)",
-    "service": "the service curve T_A(t − D) ≤ S ≤ T_A(t), S ≤ A − L, when tokens may be wasted "
-               "(ccac: only while the queue is empty, or ε), the CBR box and ideal link, "
-               "the FIFO split of several flows (CCAC's network, but its loss rules)",
-    "loss": "the buffer (β's mode) and congestive loss: none on an infinite buffer, "
-            "CCAC's loss rule or drop-tail (CCAC's network: buf_min, buf_max)",
-    "loss_detection": "dupack loss detection and timeouts, or the oracle (CCAC's loss_detected)",
-    "sender": "the sending rule A(t) = min(S(t − R) + Ld(t) + cwnd, A(t − 1) + rate) from t = R "
-              "(CCAC's cwnd_rate_arrival)",
-}
+#: all); docs/language.md "Model-only questions" says what each contains and which
+#: CCAC function it corresponds to, and :func:`ccmatic.encode.network.encode_network`
+#: builds them.  Omitting a part removes its constraints: a proof then holds for more
+#: traces (so for the whole model too), but a trace found may not be one of it.
+MODEL_PARTS: tuple[str, ...] = ("monotone", "initial", "service", "loss", "loss_detection", "sender")
 ALL_PARTS: frozenset[str] = frozenset(MODEL_PARTS)
 
 
