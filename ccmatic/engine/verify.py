@@ -100,9 +100,11 @@ def dump_query(folder: Path, query: Query, prob: Problem, prop: z3.BoolRef) -> P
     comment = "\n".join([
         f"ccmatic verify {query.name} ({query.path}): cca {cca} on {query.model.summary()}, T={query.T}",
         *model_parts_note(query.scenario),
-        "network, CCA, initial conditions and assumptions, and the negated property:", *answers,
+        f"network, CCA, initial conditions and assumptions, and {'the exists conditions' if query.exists else 'the negated property'}:",
+        *answers,
         "(ccmatic also checks that the constraints without the negated property are sat, i.e. not vacuous)"])
-    return dump_check(folder / f"{query.name}.smt2", [c for _tag, c in prob.base()] + [z3.Not(prop)], comment)
+    goal = prop.arg(0) if query.exists else z3.Not(prop)  # exists: prop is Not(conditions)
+    return dump_check(folder / f"{query.name}.smt2", [c for _tag, c in prob.base()] + [goal], comment)
 
 
 def model_parts_note(sc: Scenario) -> list[str]:
