@@ -200,3 +200,13 @@ def test_every_model_part_is_documented() -> None:
     table = section.split("| part |", 1)[1].split("\n\n", 1)[0]
     rows = re.findall(r"^\| `(\w+)` \|", table, re.MULTILINE)
     assert rows == list(MODEL_PARTS)
+
+
+@pytest.mark.parametrize("cond,expected", [("A[T-1] - A[T-2] >= 5 * C * R", "witness"),
+                                           ("any(A[t] < A[t-1] for t in range(1, T))", "no_witness")])
+def test_no_cca_answers_as_any_sender(tmp_path: Path, cond: str, expected: str) -> None:
+    """On the whole model, no CCA and templates/any_sender.cca (rate = choose()) answer
+    alike: any burst can be sent, A never falls."""
+    base = f'model = "ccac_default"\nT = 6\nexists = "{cond}"\n'
+    assert answer(ask(write(tmp_path, "none", base))) == expected
+    assert answer(ask(write(tmp_path, "any", 'cca = "any_sender"\n' + base))) == expected
