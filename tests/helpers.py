@@ -10,7 +10,7 @@ from ccmatic.cli.main import main
 from ccmatic.core.errors import Loc
 from ccmatic.core.model import ModelConfig
 from ccmatic.core.options import RunOptions
-from ccmatic.core.results import Counterexample, Proved, Unknown
+from ccmatic.core.results import Counterexample, Proved, Unknown, result_word
 from ccmatic.core.scenario import Initial, Objective, Query, Scenario
 from ccmatic.core.source import Source
 from ccmatic.engine.verify import VerifyReport, verify
@@ -40,7 +40,8 @@ def assert_golden(path: Path, opts: RunOptions) -> None:
     q = load_file_query(path)
     assert q.expect is not None, f"{path.name} declares no expected result"
     rep = verify(q, opts)
-    assert rep.verdict == q.expect, f"{path.name}: got {rep.verdict}, expected {q.expect}"
+    got = result_word(q.question, rep.verdict)  # an exists question's expect is witness / no_witness
+    assert got == q.expect, f"{path.name}: got {got}, expected {q.expect}"
     if isinstance(rep.outcome, Proved):
         assert rep.outcome.T == q.T
 

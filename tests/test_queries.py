@@ -1,4 +1,4 @@
-"""Golden tests: every query in queries/verify/ gives its declared result, and the
+"""Golden tests: every query in queries/verify/ and queries/ccac_model/ gives its declared result, and the
 CCAC findings show the behaviour the paper describes, checked on the trace numbers."""
 
 from __future__ import annotations
@@ -38,6 +38,18 @@ SLOW_QUERIES = {"cc_probe_drain-ccac-arbitrary", "cc_probe_fast-ccac-small"}  # 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW_QUERIES else p
                                   for p in QUERIES], ids=[p.stem for p in QUERIES])
 def test_golden(path: Path) -> None:
+    assert_golden(path, OPTS)
+
+
+CCAC_MODEL = sorted((ROOT / "queries" / "ccac_model").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", CCAC_MODEL, ids=[p.stem for p in CCAC_MODEL])
+def test_ccac_model_golden(path: Path) -> None:
+    """CCAC's model tests (test_model.py), one exists question a file: each gives the
+    answer CCAC's assertion states (recorded in the file as expect)."""
+    q = _load(path)
+    assert q.question == "exists" and "CCAC test_model.py" in q.description
     assert_golden(path, OPTS)
 
 

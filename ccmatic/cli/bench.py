@@ -121,9 +121,11 @@ def row_of(kind: str, p: Path, m: dict[str, Any]) -> dict[str, Any]:
     r = m["report"]
     row: dict[str, Any] = {"query": str(p), "kind": kind, "process_s": m["process_s"],
                            "process_all_s": m["process_all_s"], "wall_s": r.get("time_s"), "T": r.get("T")}
-    if kind == "verify":
+    if kind == "verify":  # an exists question's expect is in its own words (answer)
         row.update(verdict=r["verdict"], expect=r.get("expect"), encode_s=r.get("encode_s"),
-                   solve_s=r.get("solve_s"), ok=r.get("expect") in (None, r["verdict"]))
+                   solve_s=r.get("solve_s"), ok=r.get("expect") in (None, r.get("answer", r["verdict"])))
+        if "answer" in r:
+            row["answer"] = r["answer"]
     elif kind == "prove":
         row.update(verdict=r["verdict"], expect=r.get("expect"), jobs=r.get("jobs"),
                    lemmas={lem["name"]: [lem["verdict"], lem["time_s"]] for lem in r.get("lemmas", [])},
@@ -142,7 +144,7 @@ def line_of(row: dict[str, Any]) -> str:
     name, kind = f"{Path(row['query']).stem} T={row['T']}", row["kind"]
     head = f"{name:32s} process {row['process_s']:7.2f}s  in-process {row['wall_s'] or 0:7.2f}s  "
     if kind == "verify":
-        tail = f"{row['verdict']:15s} encode {row['encode_s']:6.2f}s  solve {row['solve_s']:7.2f}s"
+        tail = f"{row.get('answer', row['verdict']):15s} encode {row['encode_s']:6.2f}s  solve {row['solve_s']:7.2f}s"
         miss = "" if row["ok"] else f"  (expected {row['expect']})"
     elif kind == "prove":
         slow = max(row["lemmas"].items(), key=lambda kv: kv[1][1], default=("-", ["", 0.0]))

@@ -26,6 +26,7 @@ from ccmatic.engine.proof.prove import (
     default_jobs,
     prove,
 )
+from ccmatic.engine.verify import model_parts_note
 from ccmatic.io.report import trace_table
 
 
@@ -38,6 +39,7 @@ def proof_text(rep: ProofReport) -> str:
     consts = ", ".join(f"{k}={v}" for k, v in pr.values().items())
     lines = [f"{pr.name}: cca {Path(pr.scenario.cca_path).name} on {pr.scenario.model.summary()}, T={pr.T}",
              f"  constants: {consts or '(none)'}"]
+    lines += [f"  {note}" for note in model_parts_note(pr.scenario)]
     for lem in rep.lemmas:
         extra = " (vacuous: its premise admits no trace)" if lem.vacuous else ""
         extra += " (cached)" if lem.cached else ""

@@ -1,4 +1,5 @@
-"""``ccmatic verify``: check a CCA against a query (proved / counterexample / unknown)."""
+"""``ccmatic verify``: check a CCA against a query (proved / counterexample / unknown),
+or answer an exists question (witness / no witness / unknown)."""
 
 from __future__ import annotations
 
@@ -41,15 +42,16 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             err.write(f"verifying {q.name} (T={q.T}) ...\n")
 
     rep = verify(q, opts, on_encoded=progress)
+    trace = "witness" if q.exists else "counterexample"
     if args.plot and isinstance(rep.outcome, Counterexample):
-        plot_trace(rep.outcome.trace, args.plot, title=f"{q.name}: counterexample")
+        plot_trace(rep.outcome.trace, args.plot, title=f"{q.name}: {trace}")
     if args.json:
         out.write(json.dumps(verify_json(rep), indent=2) + "\n")
     else:
         out.write(verify_text(rep) + "\n")
         if args.plot:
             shown = isinstance(rep.outcome, Counterexample)
-            out.write(f"  plot: {args.plot}\n" if shown else "  (no counterexample, nothing to plot)\n")
+            out.write(f"  plot: {args.plot}\n" if shown else f"  (no {trace}, nothing to plot)\n")
         if rep.smt2 is not None:
             out.write(f"  smt2: {rep.smt2}\n")
     return exit_code(rep.verdict)
@@ -59,7 +61,7 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
     v = sub.add_parser("verify", parents=[common, solver_options()],
                        help=summary)
     v.add_argument("query", help="query file or name (see 'ccmatic list')")
-    v.add_argument("--plot", metavar="FILE.png", help="plot the counterexample to this file")
+    v.add_argument("--plot", metavar="FILE.png", help="plot the counterexample (or witness) to this file")
     v.add_argument("--cca", metavar="FILE", help="check this CCA instead of the query's (e.g. a synth solution)")
     dump_smt2_option(v)
     v.set_defaults(handler=cmd_verify)

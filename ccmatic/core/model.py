@@ -16,6 +16,14 @@ BufferMode = Literal["infinite", "finite", "arbitrary", "small", "large"]
 LossMode = Literal["droptail", "ccac"]
 Topology = Literal["dumbbell", "parking_lot"]
 
+#: The parts of the network model a scenario assumes (``model_parts``; default:
+#: all); docs/language.md "Model-only questions" says what each contains and which
+#: CCAC function it corresponds to, and :func:`ccmatic.encode.network.encode_network`
+#: builds them.  Omitting a part removes its constraints: a proof then holds for more
+#: traces (so for the whole model too), but a trace found may not be one of it.
+MODEL_PARTS: tuple[str, ...] = ("monotone", "initial", "service", "loss", "loss_detection", "sender")
+ALL_PARTS: frozenset[str] = frozenset(MODEL_PARTS)
+
 
 @dataclass(frozen=True)
 class Buffer:

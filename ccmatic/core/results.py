@@ -16,6 +16,19 @@ from typing import Any, Literal
 Verdict = Literal["proved", "counterexample", "unknown"]
 VERDICTS: tuple[Verdict, ...] = ("proved", "counterexample", "unknown")
 SynthStatus = Literal["complete", "incomplete", "interrupted", "timeout"]
+#: what a query asks: that every trace meets its objectives (``forall``), or whether
+#: some trace meets its ``exists`` conditions
+Question = Literal["forall", "exists"]
+#: an exists question's verdict in its own words: it is checked as the property
+#: "no trace meets the conditions", so a counterexample is a witness and a proof
+#: says that no witness exists
+Answer = Literal["witness", "no_witness", "unknown"]
+ANSWERS: dict[Verdict, Answer] = {"counterexample": "witness", "proved": "no_witness", "unknown": "unknown"}
+
+
+def result_word(question: Question, verdict: Verdict) -> str:
+    """The verdict in the question's words (what ``expect`` states)."""
+    return verdict if question == "forall" else ANSWERS[verdict]
 
 
 @dataclass

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ccmatic.core.errors import Loc
-from ccmatic.core.model import ModelConfig
+from ccmatic.core.model import ALL_PARTS, ModelConfig
 from ccmatic.core.objectives import ObjectiveLibrary, ParamValue
+from ccmatic.core.results import Question
 from ccmatic.core.source import Source
 
 
@@ -38,7 +39,9 @@ class Initial:
 class Scenario:
     """A CCA (file path, and its text so that remote workers need no files) on a
     model for T steps.  ``start`` is the step at which the initial conditions are
-    assumed (proofs read a period's state after the CCA's warm-up)."""
+    assumed (proofs read a period's state after the CCA's warm-up).  ``cca_path``
+    "" is no CCA (any sender); ``parts`` are the model parts assumed
+    (:data:`ccmatic.core.model.MODEL_PARTS`)."""
 
     name: str
     path: str
@@ -50,6 +53,16 @@ class Scenario:
     periodic: int | None = None
     initial: Initial = field(default_factory=Initial)
     assumptions: tuple[Source, ...] = ()
+    parts: frozenset[str] = ALL_PARTS
+
+    @property
+    def has_cca(self) -> bool:
+        return self.cca_path != ""
+
+    @property
+    def cca_name(self) -> str:
+        """The CCA file's name, or "none (any sender)"."""
+        return self.cca_path.split("/")[-1] if self.has_cca else "none (any sender)"
 
 
 class OnScenario:
@@ -93,7 +106,10 @@ class Objective:
 
 @dataclass(frozen=True)
 class Query(OnScenario):
-    """A scenario and the property its objectives state (their conjunction)."""
+    """A scenario and the property its objectives state (their conjunction), or
+    (``exists``) the question whether some trace meets every condition listed; it
+    is checked as the property "no trace meets them", so its verdict is that
+    property's (counterexample: a witness; proved: no witness)."""
 
     scenario: Scenario
     objectives: tuple[Objective, ...]
@@ -103,3 +119,8 @@ class Query(OnScenario):
     expect_solutions: int | None = None
     thesis_solutions: int | None = None
     library: ObjectiveLibrary | None = None  # where the objectives' kinds come from
+    exists: tuple[Source, ...] = ()
+
+    @property
+    def question(self) -> Question:
+        return "exists" if self.exists else "forall"

@@ -23,17 +23,24 @@ from fractions import Fraction
 
 import z3
 
+from ccmatic.core.model import ALL_PARTS
 from ccmatic.encode.fifo import fifo_split
 from ccmatic.encode.trace import Constraints, SymbolicTrace
 from ccmatic.semantics import network
 from ccmatic.semantics.z3domain import Z3
 
 
-def encode_network(tr: SymbolicTrace) -> Constraints:
-    """Every constraint of the model family (the CCA's own are separate)."""
+def encode_network(tr: SymbolicTrace, parts: frozenset[str] = ALL_PARTS) -> Constraints:
+    """Every constraint of the model family in the model parts assumed
+    (:data:`ccmatic.core.model.MODEL_PARTS`; the CCA's own are separate)."""
     out = Constraints()
-    for part in (monotone, initial, service_bounds, buffer_param, loss, loss_detection, sending):
-        out.extend(part(tr))
+    for name, part in (("monotone", monotone), ("initial", initial), ("service", service_bounds),
+                       ("loss", buffer_param), ("loss", loss), ("loss_detection", loss_detection),
+                       ("sender", sending)):
+        if name in parts:
+            out.extend(part(tr))
+    if "service" not in parts:
+        return out
     out.extend(ccac_waste(tr) if tr.model.family == "ccac" else cbr_waste(tr))
     if tr.model.family == "ideal" and len(tr.hops) == 1:  # a parking lot's: its splits, jitter 0
         out.extend(ideal_service(tr))

@@ -87,7 +87,7 @@ def build(scenario: Scenario, prog: CcaProgram, formulas: Iterable[ir.Expr] = ()
     for f in range(tr.N):
         one = encode_cca(codes[m.flow_R(f)], tr, f, prog.name, hole_vars)
         cca.constraints.extend(one.constraints)
-    network = encode_network(tr)
+    network = encode_network(tr, scenario.parts)
     if scenario.periodic is not None:
         network.extend(periodic(tr, scenario.periodic))
     assumed = Constraints()

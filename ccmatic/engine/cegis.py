@@ -73,6 +73,9 @@ class Synthesizer:
         if not self.prog.is_template:
             raise SpecError(Loc(query.scenario.cca_path, 1, 1), "the CCA has no holes: nothing to synthesize",
                             "use 'ccmatic verify' for a concrete CCA")
+        if query.exists:
+            raise SpecError(Loc(query.path, 1, 1), "synthesis needs [[objective]]s, not an exists question",
+                            "state what every trace must meet as [[objective]] tables")
         self.domains = hole_domains(self.prog, query)
         m = query.model
         if m.rtprop is not None:

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import z3
 
+from ccmatic.core.model import MODEL_PARTS
 from ccmatic.core.options import RunOptions
 from ccmatic.core.results import Counterexample, Outcome, Proved, Unknown, Verdict
-from ccmatic.core.scenario import Query
+from ccmatic.core.scenario import Query, Scenario
 from ccmatic.encode.problem import Problem, build
 from ccmatic.encode.trace import Tagged
 from ccmatic.engine.extract import extract
@@ -32,7 +33,7 @@ from ccmatic.semantics.z3domain import as_bool
 from ccmatic.sim.replay import replay_problem
 from ccmatic.spec import ir
 from ccmatic.spec.cca import CcaProgram, load_cca
-from ccmatic.spec.formula import QueryContext
+from ccmatic.spec.formula import QueryContext, QueryScope, condition
 from ccmatic.spec.objectives import objective_condition
 from ccmatic.spec.step import HoleValues
 
@@ -56,17 +57,22 @@ def query_cca(query: Query) -> CcaProgram:
 
 
 def property_conditions(query: Query, prog: CcaProgram) -> list[ir.Expr]:
-    """The objectives' conditions (their conjunction is the property)."""
+    """The objectives' conditions (their conjunction is the property), or an exists
+    question's (their conjunction is what a witness meets)."""
     ctx = QueryContext.of(query.scenario, prog)
+    if query.exists:
+        return [condition(src, QueryScope(src, ctx)) for src in query.exists]
     return [objective_condition(o, query.library, ctx) for o in query.objectives]
 
 
 def build_query(query: Query, prog: CcaProgram, holes: HoleValues = None,
                 hole_vars: Callable[[str], z3.ExprRef] | None = None) -> tuple[Problem, z3.BoolRef]:
-    """The query's problem and its property."""
+    """The query's problem and its property; an exists question's property is
+    that no trace meets its conditions (a counterexample to it is a witness)."""
     conds = property_conditions(query, prog)
     prob = build(query.scenario, prog, conds, holes, hole_vars)
-    return prob, z3.And(*[as_bool(prob.formula(c)) for c in conds])
+    met = z3.And(*[as_bool(prob.formula(c)) for c in conds])
+    return prob, (z3.Not(met) if query.exists else met)
 
 
 def verify(query: Query, opts: RunOptions, prog: CcaProgram | None = None,
@@ -88,13 +94,28 @@ def verify(query: Query, opts: RunOptions, prog: CcaProgram | None = None,
 def dump_query(folder: Path, query: Query, prob: Problem, prop: z3.BoolRef) -> Path:
     """The check that decides the verdict (every constraint and the negated
     property) as ``folder/<query>.smt2``: unsat = proved, sat = counterexample."""
-    cca = Path(query.scenario.cca_path).name
+    cca = query.scenario.cca_name
+    answers = [f"unsat = proved for all traces of T={query.T} steps, sat = counterexample"] if not query.exists else \
+        [f"unsat = no witness (no trace of T={query.T} steps meets the exists conditions), sat = a witness"]
     comment = "\n".join([
         f"ccmatic verify {query.name} ({query.path}): cca {cca} on {query.model.summary()}, T={query.T}",
-        "network, CCA, initial conditions and assumptions, and the negated property:",
-        f"unsat = proved for all traces of T={query.T} steps, sat = counterexample",
+        *model_parts_note(query.scenario),
+        f"network, CCA, initial conditions and assumptions, and {'the exists conditions' if query.exists else 'the negated property'}:",
+        *answers,
         "(ccmatic also checks that the constraints without the negated property are sat, i.e. not vacuous)"])
-    return dump_check(folder / f"{query.name}.smt2", [c for _tag, c in prob.base()] + [z3.Not(prop)], comment)
+    goal = prop.arg(0) if query.exists else z3.Not(prop)  # exists: prop is Not(conditions)
+    return dump_check(folder / f"{query.name}.smt2", [c for _tag, c in prob.base()] + [goal], comment)
+
+
+def model_parts_note(sc: Scenario) -> list[str]:
+    """A line naming the model parts left out, if any (so that no answer hides it)."""
+    left = [p for p in MODEL_PARTS if p not in sc.parts]
+    if not left:
+        return []
+    kept = ", ".join(p for p in MODEL_PARTS if p in sc.parts) or "none"
+    note = (f"model parts assumed: {kept} (left out: {', '.join(left)}; a trace found may not be one of the "
+            "whole model, a proof holds for it too)")
+    return [note]
 
 
 def solve(prob: Problem, prop: z3.BoolRef, opts: RunOptions, network: Session | None = None) -> Outcome:
@@ -130,7 +151,7 @@ def counterexample(prob: Problem, model: z3.ModelRef, constraints: list[Tagged],
     except RecheckError as e:
         return Unknown(f"counterexample failed the exact re-check: {e}")
     cex = extract(prob.trace, ev)
-    bad = replay_problem(prob.prog, prob.trace.model, cex, prob.holes)
+    bad = replay_problem(prob.prog, prob.trace.model, cex, prob.holes, prob.scenario.parts)
     if bad is not None:
         return Unknown(bad)
     return Counterexample(cex)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ccmatic.core.errors import SpecError
+from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.limits import DEFAULT_LIMITS, Limits
 from ccmatic.core.proof import (
     Constant,
@@ -49,6 +49,9 @@ def load_proof(path: str | Path, lib: Library, limits: Limits = DEFAULT_LIMITS) 
     d = doc.data
     PROOF.check(doc, d, "proof")
     scenario = read_scenario(doc, lib, limits)
+    if not scenario.has_cca:
+        raise doc.err("cca", "a proof is about a CCA", "name one: cca = \"<name or path>\"") if "cca" in d else \
+            SpecError(Loc(str(p), 1, 1), "proof file has no 'cca'", "name the CCA: cca = \"<name or path>\"")
     constants = _constants(doc)
     with doc.table("define"):
         defines = read_definitions(doc, read_table(doc, "define", d.get("define", {}),
@@ -64,6 +67,9 @@ def load_proof(path: str | Path, lib: Library, limits: Limits = DEFAULT_LIMITS) 
         raise doc.err("objectives", f"objectives = '{objectives}' must name a definition without arguments")
     transitions = _transitions(doc, states, progress, {lem.name for lem in lemmas}, defines, objectives)
     expect = PROOF.read(doc, d, "expect")
+    if expect in ("witness", "no_witness"):
+        raise doc.err("expect", f"expect = \"{expect}\" answers an exists query, not a proof",
+                      "use proved, counterexample or unknown")
     invariants = tuple(doc.string_source(x, "invariant") for x in PROOF.read(doc, d, "invariant", []))
     return Proof(scenario, PROOF.read(doc, d, "description", ""), invariants, constants, defines, states, progress,
                  tuple(lemmas), transitions, steady, objectives, expect)

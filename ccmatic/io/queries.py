@@ -10,6 +10,7 @@ from typing import Any
 
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.limits import DEFAULT_LIMITS, Limits, delay_error, horizon_error
+from ccmatic.core.model import ALL_PARTS, MODEL_PARTS
 from ccmatic.core.objectives import ObjectiveLibrary, ParamValue
 from ccmatic.core.scenario import Initial, Objective, Query, Scenario
 from ccmatic.io.library import Library
@@ -17,6 +18,7 @@ from ccmatic.io.models import apply_model_table, load_model
 from ccmatic.io.objectives import param_value
 from ccmatic.io.schema import INITIAL, OBJECTIVE, QUERY, SCENARIO
 from ccmatic.io.toml import TomlDoc, check_keys, read_frac, read_table
+from ccmatic.spec.cca import NO_CCA
 from ccmatic.spec.source import read_source
 
 
@@ -25,9 +27,9 @@ def read_scenario(doc: TomlDoc, lib: Library, limits: Limits = DEFAULT_LIMITS) -
     :data:`~ccmatic.io.schema.SCENARIO`, which ``QUERY`` and ``PROOF`` both hold."""
     d, p = doc.data, doc.path
     here = p.parent
-    cca_name = SCENARIO.read(doc, d, "cca")
-    cca_path = lib.find("templates", cca_name, here)
-    if cca_path is None:
+    cca_name = SCENARIO.read(doc, d, "cca", NO_CCA)
+    cca_path = None if cca_name == NO_CCA else lib.find("templates", cca_name, here)
+    if cca_path is None and cca_name != NO_CCA:
         raise doc.err("cca", f"CCA '{cca_name}' not found", "give a path or a name from 'ccmatic list'")
     model_name = SCENARIO.read(doc, d, "model")
     model_path = lib.find("models", model_name, here)
@@ -60,8 +62,24 @@ def read_scenario(doc: TomlDoc, lib: Library, limits: Limits = DEFAULT_LIMITS) -
         if not isinstance(a, list) or not all(isinstance(x, str) for x in a):
             raise doc.err("assume", "assume must be a list of expression strings")
         assumptions = [doc.string_source(x, "assume") for x in a]
-    return Scenario(p.stem, str(p), str(cca_path), read_source(cca_path, "CCA file"), model, T, start, periodic,
-                    read_initial(doc), tuple(assumptions))
+    return Scenario(p.stem, str(p), "" if cca_path is None else str(cca_path),
+                    "" if cca_path is None else read_source(cca_path, "CCA file"), model, T, start, periodic,
+                    read_initial(doc), tuple(assumptions), read_parts(doc))
+
+
+def read_parts(doc: TomlDoc) -> frozenset[str]:
+    """``model_parts``: the model parts assumed (default all), each name known."""
+    names = SCENARIO.read(doc, doc.data, "model_parts")
+    if names is None:
+        return ALL_PARTS
+    for name in names:
+        if name not in MODEL_PARTS:
+            close = difflib.get_close_matches(name, list(MODEL_PARTS), n=1)
+            raise doc.err("model_parts", f"unknown model part '{name}'",
+                          f"did you mean '{close[0]}'?" if close else f"use some of {', '.join(MODEL_PARTS)}")
+    if len(set(names)) != len(names):
+        raise doc.err("model_parts", "model_parts lists a part twice")
+    return frozenset(names)
 
 
 def read_initial(doc: TomlDoc) -> Initial:
@@ -81,14 +99,29 @@ def load_query(path: str | Path, lib: Library, objectives: ObjectiveLibrary, lim
     d = doc.data
     QUERY.check(doc, d, "query")
     scenario = read_scenario(doc, lib, limits)
-    expect = QUERY.read(doc, d, "expect")
     objs = [read_objective(doc, i, o, objectives) for i, o in enumerate(_objective_tables(doc))]
-    if not objs:
-        raise SpecError(Loc(str(p), 1, 1), "query has no [[objective]]", "add at least one objective to check")
+    exists = tuple(doc.string_source(x, "exists") for x in QUERY.read(doc, d, "exists", []))
+    if objs and exists:
+        raise doc.err("exists", "a query asks either for all traces ([[objective]]) or whether one exists (exists), "
+                      "not both", "move the question into a second query file")
+    if not objs and not exists:
+        raise SpecError(Loc(str(p), 1, 1), "query has no [[objective]] and no exists",
+                        "add an objective to check for every trace, or exists = \"<formula>\" to ask for a witness")
     return Query(
-        scenario, tuple(objs), description=QUERY.read(doc, d, "description", ""), expect=expect, holes=_holes(doc),
-        expect_solutions=QUERY.read(doc, d, "expect_solutions"), thesis_solutions=QUERY.read(doc, d, "thesis_solutions"),
-        library=objectives)
+        scenario, tuple(objs), description=QUERY.read(doc, d, "description", ""), expect=_expect(doc, bool(exists)),
+        holes=_holes(doc), expect_solutions=QUERY.read(doc, d, "expect_solutions"),
+        thesis_solutions=QUERY.read(doc, d, "thesis_solutions"), library=objectives, exists=exists)
+
+
+def _expect(doc: TomlDoc, exists: bool) -> str | None:
+    """``expect`` in the question's words: proved / counterexample for objectives,
+    witness / no_witness for exists (unknown for both)."""
+    expect: str | None = QUERY.read(doc, doc.data, "expect")
+    words = ("witness", "no_witness", "unknown") if exists else ("proved", "counterexample", "unknown")
+    if expect is not None and expect not in words:
+        raise doc.err("expect", f"expect = \"{expect}\" does not answer {'an exists' if exists else 'this'} question",
+                      f"use one of {', '.join(words)}")
+    return expect
 
 
 def _objective_tables(doc: TomlDoc) -> list[Any]:

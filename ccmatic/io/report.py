@@ -6,8 +6,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from ccmatic.core.model import MODEL_PARTS
 from ccmatic.core.quantities import QUANTITIES
 from ccmatic.core.results import (
+    ANSWERS,
     ConcreteTrace,
     Counterexample,
     Proved,
@@ -15,7 +17,7 @@ from ccmatic.core.results import (
     Value,
     trace_to_json,
 )
-from ccmatic.engine.verify import VerifyReport
+from ccmatic.engine.verify import VerifyReport, model_parts_note
 
 #: the columns of a counterexample table, in the registry's order (the delay bounds
 #: shown as one interval column, "qdel")
@@ -76,7 +78,10 @@ def trace_table(tr: ConcreteTrace) -> str:
 def verify_text(rep: VerifyReport) -> str:
     qy = rep.query
     o = rep.outcome
-    head = f"{qy.name}: cca {qy.scenario.cca_path.split('/')[-1]} on {qy.model.summary()}, T={qy.T}"
+    head = "\n".join([f"{qy.name}: cca {qy.scenario.cca_name} on {qy.model.summary()}, T={qy.T}",
+                      *[f"  {line}" for line in model_parts_note(qy.scenario)]])
+    if qy.exists:
+        return f"{head}\n{exists_body(rep)}\n  time: encode {rep.encode_s:.2f}s, solve {rep.solve_s:.2f}s"
     if isinstance(o, Proved):
         body = f"PROVED for all traces of T={o.T} steps"
     elif isinstance(o, Counterexample):
@@ -85,6 +90,26 @@ def verify_text(rep: VerifyReport) -> str:
         assert isinstance(o, Unknown)
         body = f"UNKNOWN: {o.reason} (not proved)"
     return f"{head}\n{body}\n  time: encode {rep.encode_s:.2f}s, solve {rep.solve_s:.2f}s"
+
+
+def exists_body(rep: VerifyReport) -> str:
+    """An exists question's answer: a witness, or a proof that there is none."""
+    o = rep.outcome
+    if isinstance(o, Counterexample):
+        return "WITNESS (re-checked with exact rationals and replayed)\n" + trace_table(o.trace)
+    if isinstance(o, Proved):
+        return f"NO WITNESS: proved that no trace of T={o.T} steps meets the exists conditions"
+    assert isinstance(o, Unknown)
+    return f"UNKNOWN: {o.reason} (neither a witness nor a proof that none exists)"
+
+
+def question_json(rep: VerifyReport) -> dict[str, Any]:
+    """What the query asked, and (exists) the verdict in the question's words."""
+    qy = rep.query
+    out: dict[str, Any] = {"question": qy.question, "model_parts": [p for p in MODEL_PARTS if p in qy.scenario.parts]}
+    if qy.exists:
+        out["answer"] = ANSWERS[rep.verdict]
+    return out
 
 
 def verify_json(rep: VerifyReport) -> dict[str, Any]:
@@ -102,4 +127,5 @@ def verify_json(rep: VerifyReport) -> dict[str, Any]:
         out["expect"] = rep.query.expect
     if rep.smt2 is not None:
         out["smt2"] = str(rep.smt2)
+    out.update(question_json(rep))
     return out

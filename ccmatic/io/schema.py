@@ -20,7 +20,7 @@ from typing import Any
 
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.limits import MAX_FLOWS, MAX_T
-from ccmatic.core.model import BeliefTimeouts, Buffer
+from ccmatic.core.model import MODEL_PARTS, BeliefTimeouts, Buffer
 from ccmatic.io.toml import (
     TomlDoc,
     check_keys,
@@ -215,7 +215,8 @@ MODEL = Schema("model file, and a query's or proof's [model_params]", (
 ))
 
 SCENARIO = Schema("scenario (the keys a query and a proof share)", (
-    Field("cca", "string", "a name from 'ccmatic list' or a path", "required", "the CCA or template (.cca)", string),
+    Field("cca", "string", "a name from 'ccmatic list', a path, or \"none\"", "required (proofs), none (queries)",
+          "the CCA or template (.cca); none: no CCA, any sender (see Model-only questions)", string),
     Field("model", "string", "a name from 'ccmatic list' or a path", "required", "the network model", string),
     Field("T", "integer", f"2 … {MAX_T} (--max-T raises it)", "required", "horizon: steps 0 … T − 1", integer(2)),
     Field("start", "integer", "0 … T − 2", "0", "step at which [initial] is assumed", integer(0)),
@@ -224,9 +225,12 @@ SCENARIO = Schema("scenario (the keys a query and a proof share)", (
     Field("model_params", "table", "model keys", "none", "overrides of the model's keys", None),
     Field("initial", "table", "see [initial]", "none", "initial conditions at step start", None),
     Field("assume", "list of strings", "formulas", "[]", "assumptions on the trace", None),
+    Field("model_parts", "list of strings", ", ".join(f"\"{p}\"" for p in MODEL_PARTS), "all",
+          "the parts of the model assumed (see Model-only questions)", strings),
     Field("description", "string", "", "\"\"", "one line shown by 'ccmatic list'", string),
-    Field("expect", "string", "\"proved\", \"counterexample\", \"unknown\"", "none",
-          "the golden verdict the test suite checks", choice("proved", "counterexample", "unknown")),
+    Field("expect", "string", "\"proved\", \"counterexample\", \"unknown\"; exists: \"witness\", "
+          "\"no_witness\", \"unknown\"", "none", "the golden verdict the test suite checks",
+          choice("proved", "counterexample", "unknown", "witness", "no_witness")),
 ))
 
 INITIAL = Schema("[initial]", (
@@ -236,7 +240,10 @@ INITIAL = Schema("[initial]", (
 
 QUERY = Schema("query file (queries/**/*.toml)", (
     *SCENARIO.fields,
-    Field("objective", "list of tables", "see [[objective]]", "required", "the property: their conjunction", None),
+    Field("objective", "list of tables", "see [[objective]]", "required (or exists)",
+          "the property: their conjunction", None),
+    Field("exists", "string or list", "formulas", "none", "a witness question instead of objectives: is there a "
+          "trace where all of these hold?", strings),
     Field("holes", "table", "name = [numbers, distinct]", "none", "synthesis: each hole's domain", None),
     Field("expect_solutions", "integer", "≥ 0", "none", "synthesis: golden solution count", integer(0)),
     Field("thesis_solutions", "integer", "≥ 0", "none", "synthesis: the thesis' reported count", integer(0)),

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from ccmatic.core.model import ModelConfig
+from ccmatic.core.model import ALL_PARTS, ModelConfig
 from ccmatic.core.results import ConcreteTrace, Value
 from ccmatic.semantics import network
 from ccmatic.semantics.cca import initial_values, run_step
@@ -79,26 +79,28 @@ class ReplayError(Exception):
 
 
 def replay(prog: CcaProgram, model: ModelConfig, tr: ConcreteTrace,
-           holes: Mapping[str, Fraction] | None = None) -> ReplayResult:
-    """Replay ``tr`` with ``prog`` on ``model`` in exact arithmetic (see module doc)."""
+           holes: Mapping[str, Fraction] | None = None, parts: frozenset[str] = ALL_PARTS) -> ReplayResult:
+    """Replay ``tr`` with ``prog`` on ``model`` in exact arithmetic (see module doc),
+    with the rules of the model parts assumed (a rule of a part left out is not
+    one the trace must follow)."""
     mss = _param(tr, "MSS")
     res = ReplayResult([], {})
     for f in range(tr.N):
         code = prog.code(model.flow_R(f), model.D, tr.T, dict(holes) if holes else None)
-        res.flows.append(_replay_flow(prog, code, model, tr, f, mss, res))
-    _replay_network(model, tr, res)
+        res.flows.append(_replay_flow(prog, code, model, tr, f, mss, res, "sender" in parts))
+    _replay_network(model, tr, res, parts)
     return res
 
 
 def replay_problem(prog: CcaProgram, model: ModelConfig, tr: ConcreteTrace,
-                   holes: Mapping[str, Fraction] | None = None) -> str | None:
+                   holes: Mapping[str, Fraction] | None = None, parts: frozenset[str] = ALL_PARTS) -> str | None:
     """Replay a counterexample before it is shown; None if every value matches,
     else why not (an engine bug: the counterexample is then not reported).  A
     template whose holes are left symbolic is not replayed."""
     if prog.is_template and not holes:
         return None
     try:
-        res = replay(prog, model, tr, holes)
+        res = replay(prog, model, tr, holes, parts)
     except ReplayError as e:
         return f"counterexample could not be replayed: {e}"
     if res.ok:
@@ -144,7 +146,7 @@ def _frac(v: Value | None) -> Fraction:
 
 
 def _replay_flow(prog: CcaProgram, code: StepCode, model: ModelConfig, tr: ConcreteTrace, f: int, mss: Fraction,
-                 res: ReplayResult) -> dict[str, list[Value]]:
+                 res: ReplayResult, sender: bool = True) -> dict[str, list[Value]]:
     T, R = tr.T, model.flow_R(f)
     persistent = prog.outputs
     recorded = {n: _series(tr, f, n) for n in persistent}
@@ -169,7 +171,9 @@ def _replay_flow(prog: CcaProgram, code: StepCode, model: ModelConfig, tr: Concr
             out = _run_matching(code, mss, fetch_at(t), {n: recorded[n][t] for n in persistent})
             for n in persistent:
                 mine[n].append(out[n])
-        if t < R:  # the sending rule (CCAC §3); before R the arrivals are initial state
+        if t < R or not sender or not (prog.sets_cwnd or prog.sets_rate):
+            # the sending rule (CCAC §3); before R the arrivals are initial state, and
+            # without the rule (or with no CCA) the sender's choice
             mine["A"].append(A_rec[t])
             continue
         cwnd = _frac(mine["cwnd"][t]) if prog.sets_cwnd else None
@@ -250,7 +254,8 @@ def _initial_options(code: StepCode, mss: Fraction) -> dict[str, list[Value]]:
     return out
 
 
-def _replay_network(model: ModelConfig, tr: ConcreteTrace, res: ReplayResult) -> None:
+def _replay_network(model: ModelConfig, tr: ConcreteTrace, res: ReplayResult,
+                    parts: frozenset[str] = ALL_PARTS) -> None:
     """Recompute the aggregate curves from the replayed arrivals and the trace's
     choices, and the deterministic parts of the model, by the encoder's rules."""
     T = tr.T
@@ -276,10 +281,10 @@ def _replay_network(model: ModelConfig, tr: ConcreteTrace, res: ReplayResult) ->
         tokens2 = [network.tokens(EXACT, _param(tr, "C0_2"), C, t, W2[t]) for t in range(T)]
         mine |= {"W2": W2, "tokens2": tokens2, "bq2": [arrived[1][t] - tokens2[t] for t in range(T)]}
         boxes.append(tokens2)
-    elif model.family == "ideal":
+    elif model.family == "ideal" and "service" in parts:
         mine["S"] = list(tokens)
     beta = tr.params.get("buffer")
-    if beta is not None and model.loss == "droptail":
+    if beta is not None and model.loss == "droptail" and "loss" in parts:
         Lr = [L[0]]
         for t in range(1, T):
             Lr.append(network.droptail_loss(EXACT, A[t], Lr[t - 1], tokens[t], beta))
@@ -289,13 +294,13 @@ def _replay_network(model: ModelConfig, tr: ConcreteTrace, res: ReplayResult) ->
         if n in agg:
             for t in range(T):
                 res.compare(None, n, t, agg[n][t], mine[n][t])
-    if model.family in ("ideal", "cbr_delay"):
+    if model.family in ("ideal", "cbr_delay") and "service" in parts:
         for tok, arr in zip(boxes, arrived, strict=True):
             for t in range(T):
                 box = tok[0] if t == 0 else network.cbr_tokens(EXACT, tok[t - 1], C, arr[t])
                 res.compare(None, "tokens (CBR box)", t, tok[t], box)
     N = tr.N
-    if model.loss_detection == "oracle":
+    if model.loss_detection == "oracle" and "loss_detection" in parts:
         for f in range(N):
             R = model.flow_R(f)
             for t in range(R, T):

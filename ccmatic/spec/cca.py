@@ -105,8 +105,22 @@ class CcaProgram:
 
 # -- loading --------------------------------------------------------------------------------
 
+#: what a query writes for no CCA (``cca = "none"``, or no ``cca`` key)
+NO_CCA = "none"
+
+
+def no_cca() -> CcaProgram:
+    """No CCA: any sender.  It sets neither rate nor cwnd, so the sending rule binds
+    nothing and what is sent is free but for the network's own rules (A never
+    decreases); a scenario stores it as the CCA path ""."""
+    return CcaProgram("", NO_CCA, Source("", ""), [], [], False, False)
+
+
 def load_cca(path: str | Path, text: str | None = None) -> CcaProgram:
-    """Load and check a CCA file; every problem is a :class:`SpecError`."""
+    """Load and check a CCA file; every problem is a :class:`SpecError`.  The path
+    "" is no CCA (:func:`no_cca`)."""
+    if path == "":
+        return no_cca()
     p = Path(path)
     if text is None:
         text = read_source(path, "CCA file")
