@@ -9,6 +9,8 @@ from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
+import pytest
+
 from ccmatic.core.errors import Loc
 from ccmatic.core.model import ModelConfig
 from ccmatic.core.options import RunOptions
@@ -82,30 +84,35 @@ def test_rtt_is_built_only_when_read() -> None:
     assert "rtt" not in families_needed({"qdel_lo", "c_lo"})
 
 
-def vegas_query(floor: str) -> Query:
-    q = query((ROOT / "templates" / "vegas_rtt.cca").read_text(), f"all(cwnd[t] >= {floor} for t in range(T))", T=6)
-    sc = replace(q.scenario, cca_path=str(ROOT / "templates" / "vegas_rtt.cca"), assumptions=(
-        Source("<rtt>", "cwnd[0] >= MSS"),))
+def floor_query(name: str, start: str, floor: str) -> Query:
+    """From cwnd[0] >= start, cwnd stays >= floor over 6 steps (a CCA of templates/)."""
+    path = ROOT / "templates" / f"{name}.cca"
+    q = query(path.read_text(), f"all(cwnd[t] >= {floor} for t in range(T))", T=6)
+    sc = replace(q.scenario, cca_path=str(path), assumptions=(Source("<rtt>", f"cwnd[0] >= {start}"),))
     return replace(q, scenario=sc)
 
 
-def test_vegas_rtt_verifies_one_file_for_proof_and_simulation() -> None:
-    """templates/vegas_rtt.cca, which reads rtt, is verifiable: its window never
-    falls below one packet from one packet (proved), but may fall below two
-    (counterexample) ..."""
-    rep = verify(vegas_query("MSS"), RunOptions(timeout_s=300, seed=0))
+@pytest.mark.parametrize(("name", "floor", "above"), [("vegas_rtt", "MSS", "2 * MSS"),
+                                                      ("copa_rtt", "2 * MSS", "3 * MSS")])
+def test_rtt_ccas_verify(name: str, floor: str, above: str) -> None:
+    """templates/vegas_rtt.cca and copa_rtt.cca, which read rtt, are verifiable: from
+    a window at its floor (one packet for Vegas, two for Copa) it never falls below
+    it (proved), but may fall below one packet more (counterexample)."""
+    rep = verify(floor_query(name, floor, floor), RunOptions(timeout_s=300, seed=0))
     assert rep.verdict == "proved", rep.outcome
-    rep = verify(vegas_query("2 * MSS"), RunOptions(timeout_s=300, seed=0))
+    rep = verify(floor_query(name, floor, above), RunOptions(timeout_s=300, seed=0))
     assert isinstance(rep.outcome, Counterexample), rep.outcome
 
 
-def test_vegas_rtt_simulates_as_vegas() -> None:
-    """... and the same file simulated keeps Vegas' 2 to 4 packets queued: one flow
-    at 24 Mbit/s (0.5 ms a packet), RTprop 40 ms, measures an RTT within 40.5-42.5 ms
-    (the bucketed templates/vegas.cca, which cannot see less than a step, about 2 RTprops)."""
+@pytest.mark.parametrize(("name", "lo", "hi"), [("vegas_rtt", 0.0405, 0.0425), ("copa_rtt", 0.0405, 0.0425),
+                                                ("vegas", 0.070, 0.085)])
+def test_rtt_ccas_simulate_with_a_queue_of_a_few_packets(name: str, lo: float, hi: float) -> None:
+    """The same files simulated keep a queue of a few packets: one flow at 24 Mbit/s
+    (0.5 ms a packet), RTprop 40 ms, measures a mean RTT within 40.5-42.5 ms (Vegas: 2
+    to 4 packets; Copa, delta = 1/2: a queueing delay of 2 / rate = 1 ms); the bucketed
+    templates/vegas.cca, which cannot see less than a step of delay, about 2 RTprops."""
     c = 24e6 / 8
-    for name, lo, hi in (("vegas_rtt", 0.0405, 0.0425), ("vegas", 0.070, 0.085)):
-        prog = load_cca(ROOT / "templates" / f"{name}.cca")
-        res = simulate(SimConfig(Link("ideal", c, 0.0, 4 * c * 0.04), (Flow(prog, 0.04),), 20, seed=0))
-        rtt = metrics(res, 10).flows[0].rtt_mean
-        assert lo <= rtt <= hi, (name, rtt)
+    prog = load_cca(ROOT / "templates" / f"{name}.cca")
+    res = simulate(SimConfig(Link("ideal", c, 0.0, 4 * c * 0.04), (Flow(prog, 0.04),), 20, seed=0))
+    rtt = metrics(res, 10).flows[0].rtt_mean
+    assert lo <= rtt <= hi, (name, rtt)
