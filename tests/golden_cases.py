@@ -716,3 +716,26 @@ CASES.append(Case(
         "rate": [7, 12, 8, 6],
         "cwnd": [18, 26, 23, 13],
     }))
+
+# ---------------------------------------------------------------------------------
+# The latest RTT sample (rtt, in steps) on R = 2, D = 1: read at t - R, compared at a
+# threshold R + 3/2 = 7/2 (a value a sample can take exactly: the comparison's
+# boundary).  Warm-up 2 (deepest read: lag R = 2).
+RTT = """\
+x: seconds
+x = rtt
+slow = rtt >= R + 3 / 2
+if slow:
+    cwnd = MSS
+else:
+    cwnd = 4 * MSS
+"""
+CASES.append(Case(
+    "rtt_r2d1", RTT, R=2, D=1, T=5, MSS=F(1), warmup=2,
+    inputs={"rtt": [2, F(7, 2), F(13, 4), 4, 3]},
+    warm={"x": [0, 0], "cwnd": [0, 0]},
+    expected={
+        "x": [2, F(7, 2), F(13, 4)],        # rtt[t-2]
+        # t=2: 2 >= 7/2 no: 4; t=3: 7/2 >= 7/2: 1; t=4: 13/4 >= 7/2 no: 4
+        "cwnd": [4, 1, 4],
+    }))

@@ -7,7 +7,14 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from ccmatic.cli.common import EXIT_OK, Subparsers, add_max_T, library, load_query_arg
+from ccmatic.cli.common import (
+    EXIT_OK,
+    Subparsers,
+    add_max_T,
+    library,
+    load_query_arg,
+    print_warnings,
+)
 from ccmatic.core.options import SynthOptions
 from ccmatic.engine.cegis import Synthesizer
 from ccmatic.engine.verify import build_query, query_cca
@@ -20,6 +27,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if p.suffix == ".toml":
         q = load_query_arg(args, args.file)
         prog = query_cca(q)
+        print_warnings(err, prog.warnings)
         if prog.is_template:
             syn = Synthesizer(q, SynthOptions(), prog)  # encodes once: checks holes, units, objectives
             res = {"file": str(p), "ok": True, "kind": "synthesis query", "holes": list(syn.domains),
@@ -30,6 +38,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         found = library(args).find("templates", args.file)
         prog = load_cca(found or p)
+        print_warnings(err, prog.warnings)
         res = {"file": str(found or p), "ok": True, "kind": "template" if prog.is_template else "cca",
                "sets_rate": prog.sets_rate, "sets_cwnd": prog.sets_cwnd, "reads": sorted(prog.reads),
                "warmup_steps": prog.warmup(1, 1, 10), "holes": list(prog.holes)}

@@ -13,7 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import NoReturn, TextIO, TypeAlias
 
-from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.errors import Loc, SpecError, SpecWarning
 from ccmatic.core.files import output_dir
 from ccmatic.core.limits import (
     JOBS_PER_CORE,
@@ -192,3 +192,9 @@ def jobs_arg(args: argparse.Namespace, default: int) -> int:
 def executor_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--executor", default="local", help="local (processes, default) or ray")
     p.add_argument("--address", default=None, help="Ray cluster address ('auto', 'ray://host:10001')")
+
+
+def print_warnings(err: TextIO, warnings: list[SpecWarning] | tuple[SpecWarning, ...]) -> None:
+    """Valid but suspicious input (a CCA's :attr:`~ccmatic.spec.cca.CcaProgram.warnings`),
+    one line each on stderr, each once; the command goes on."""
+    err.writelines(line + "\n" for line in dict.fromkeys(w.render() for w in warnings))

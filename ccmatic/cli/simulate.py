@@ -20,7 +20,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, TextIO
 
-from ccmatic.cli.common import Subparsers, library
+from ccmatic.cli.common import Subparsers, library, print_warnings
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import PLOT_SUFFIXES, output_dir, output_file
 from ccmatic.core.limits import (
@@ -237,6 +237,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lib = library(args)
     names = [args.cca] + list(args.with_cca or [])
     progs = [load_sim_cca(lib, n) for n in names]
+    print_warnings(err, [w for p in progs for w in p.warnings])
     Rs = [r / 1000 for r in number_list("--R", args.R)]
     kind_t, hops = topo.topology(args.topology, args.hops)
     nflows = check_flows(topo.flow_count(args.flows, kind_t, hops))

@@ -14,13 +14,14 @@ from ccmatic.cli.common import (
     exit_code,
     library,
     load_query_arg,
+    print_warnings,
     run_options,
     solver_options,
 )
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import PLOT_SUFFIXES, output_file
 from ccmatic.core.results import Counterexample
-from ccmatic.engine.verify import verify
+from ccmatic.engine.verify import query_cca, verify
 from ccmatic.io.plot import plot_trace
 from ccmatic.io.report import verify_json, verify_text
 from ccmatic.spec.source import read_source
@@ -41,7 +42,9 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if not args.json:
             err.write(f"verifying {q.name} (T={q.T}) ...\n")
 
-    rep = verify(q, opts, on_encoded=progress)
+    prog = query_cca(q)
+    print_warnings(err, prog.warnings)
+    rep = verify(q, opts, prog, on_encoded=progress)
     trace = "witness" if q.exists else "counterexample"
     if args.plot and isinstance(rep.outcome, Counterexample):
         plot_trace(rep.outcome.trace, args.plot, title=f"{q.name}: {trace}")

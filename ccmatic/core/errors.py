@@ -46,5 +46,19 @@ class SpecError(Exception):
         return f"{where}error: {self.message}{hint}"
 
 
+@dataclass(frozen=True)
+class SpecWarning:
+    """Valid but suspicious input: one line ``file:line:col: warning: what (hint: ...)``
+    on stderr; it never stops a command nor changes its exit code."""
+
+    loc: Loc
+    message: str
+    hint: str | None = None
+
+    def render(self) -> str:
+        hint = f" (hint: {self.hint})" if self.hint else ""
+        return f"{self.loc}: warning: {self.message}{hint}"
+
+
 class EngineError(RuntimeError):
     """An internal invariant of the engine does not hold (a bug, not bad input)."""

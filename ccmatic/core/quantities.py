@@ -16,9 +16,9 @@ Lags (thesis Table 2.1, CCAC §3), in steps, for a CCA running at step t:
 Families (how the encoder builds a quantity): ``trace`` (the per-step variables of
 every model), ``fifo`` (the per-flow output of the bottleneck, in models that split it
 first-in first-out: several flows, or per-flow jitter), ``hops`` (the second
-bottleneck of a parking lot), ``qdel`` (queueing-delay buckets, Eq. 4.1.1), ``rate_beliefs``
-(Eq. 4.1.2), ``cbr_beliefs`` (§4.2.2.1); ``rate_beliefs`` brings ``qdel`` along
-(:func:`families_needed`).  ``sim``: what only the simulator measures
+bottleneck of a parking lot), ``qdel`` (queueing-delay buckets, Eq. 4.1.1), ``rtt`` (the
+latest RTT sample, a value of its bucket), ``rate_beliefs`` (Eq. 4.1.2), ``cbr_beliefs``
+(§4.2.2.1); ``rate_beliefs`` and ``rtt`` bring ``qdel`` along (:func:`families_needed`).  ``sim``: what only the simulator measures
 (:data:`SIM_OBSERVATIONS`, :data:`SIM_PARAMETERS`): a CCA file that reads one must be
 marked simulator-only, and queries cannot read them.
 """
@@ -32,7 +32,7 @@ from typing import Literal
 from ccmatic.core.units import BYTES, COUNT, RATE, SECONDS, Unit
 
 Lag = Literal["send", "ack", "now", "output"]
-Family = Literal["trace", "fifo", "hops", "qdel", "rate_beliefs", "cbr_beliefs", "sim"]
+Family = Literal["trace", "fifo", "hops", "qdel", "rtt", "rate_beliefs", "cbr_beliefs", "sim"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,9 @@ QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
     Quantity("c_hi", RATE, True, False, "ack", "rate_beliefs", "link-rate belief, upper bound (Eq. 4.1.2)"),
     Quantity("qdel_lo", SECONDS, True, False, "ack", "qdel", "queueing delay, lower end (Eq. 4.1.1)"),
     Quantity("qdel_hi", SECONDS, True, False, "ack", "qdel", "queueing delay, upper end (Eq. 4.1.1)"),
+    Quantity("rtt", SECONDS, True, False, "ack", "rtt",
+             "the latest RTT sample, in steps: in the models any value of its delay bucket, "
+             "R + dt <= rtt < R + dt + 1 (any rtt >= 0 without a bucket); in the simulator the measured one"),
     Quantity("c_lo_lambda", RATE, True, False, "ack", "cbr_beliefs",
              "CBR-delay link-rate belief (Eq. 4.2.2)"),
     Quantity("q_hi", BYTES, True, False, "send", "cbr_beliefs", "CBR-delay queue upper bound (§4.2.2.1)"),
@@ -121,11 +124,10 @@ PARAMETERS: dict[str, Parameter] = {p.name: p for p in (
               "the number of flows is not known to a sender"),
 )}
 
-#: observations only the simulator makes (docs/simulation.md): RTT samples and the
-#: delivery rate, which the models do not have (their time is in steps, their
-#: delays in buckets); per flow, ACK-clocked
+#: observations only the simulator makes (docs/simulation.md): the smallest and the
+#: smoothed RTT and the delivery rate, which the models do not have (they keep only
+#: the latest sample's delay bucket, and their time is in steps); per flow, ACK-clocked
 SIM_OBSERVATIONS: dict[str, Quantity] = {q.name: q for q in (
-    Quantity("rtt", SECONDS, True, False, "ack", "sim", "the latest RTT sample (steps; 0 before the first; simulator only)"),
     Quantity("rtt_min", SECONDS, True, False, "ack", "sim",
              "the smallest RTT sample among the ACKs of the last step, else the latest (steps; simulator only)"),
     Quantity("srtt", SECONDS, True, False, "ack", "sim", "the smoothed RTT of RFC 6298, gain 1/8 (steps; 0 before the first sample; simulator only)"),
@@ -173,6 +175,6 @@ def families_needed(names: Iterable[str]) -> set[Family]:
     evidence reads them, and their constraints are part of the model the beliefs
     were specified on)."""
     fams: set[Family] = {QUANTITIES[n].family for n in names if n in QUANTITIES}
-    if "rate_beliefs" in fams:
+    if "rate_beliefs" in fams or "rtt" in fams:
         fams.add("qdel")
     return fams

@@ -56,12 +56,30 @@ def build(tr: SymbolicTrace, families: set[Family]) -> Constraints:
         tr.derived["qdel_lo"] = [[lo for lo, _hi in fl] for fl in lo_hi]
         tr.derived["qdel_hi"] = [[hi for _lo, hi in fl] for fl in lo_hi]
         tr.built.add("qdel")
+    if "rtt" in families:
+        out.extend(rtt_samples(tr))
+        tr.built.add("rtt")
     if "rate_beliefs" in families:
         out.extend(rate_beliefs(tr, buckets))
         tr.built.add("rate_beliefs")
     if "cbr_beliefs" in families:
         out.extend(cbr_beliefs(tr))
         tr.built.add("cbr_beliefs")
+    return out
+
+
+def rtt_samples(tr: SymbolicTrace) -> Constraints:
+    """The latest RTT sample per flow and step: the adversary's choice within its delay
+    bucket (:func:`ccmatic.semantics.qdel.rtt_in_bucket`), built only when read."""
+    out = Constraints()
+    series: list[list[z3.ExprRef]] = []
+    for f in range(tr.N):
+        rtt = [z3.Real(f"rtt_{f},{t}") for t in range(tr.T)]
+        hi = tr.derived["qdel_hi"][f]
+        out.add("rtt in its delay bucket", *[qdel.rtt_in_bucket(Z3, hi[t], rtt[t], tr.model.flow_R(f), tr.T)
+                                             for t in range(tr.T)])
+        series.append(list(rtt))
+    tr.derived["rtt"] = series
     return out
 
 

@@ -18,8 +18,10 @@ models' buckets, and the belief bounds (the models' rules,
 bytes serviced by the end of step t − R, although their ACKs can arrive up to one
 RTprop later; here they arrive when they do, so every ACK-based observation (S,
 c_lo, c_hi, qdel_lo/hi, c_lo_lambda) reaches the CCA one step later than in the
-models, and A, S and L stay consistent with one another.  A simulator-only file may
-also read RTT and delivery-rate samples (:mod:`ccmatic.sim.sampler`).  With several
+models, and A, S and L stay consistent with one another.  The latest RTT sample
+(``rtt``) is the measured one, in steps, which lies in the bucket reported with it; a
+simulator-only file may also read the smallest and smoothed RTT and delivery-rate
+samples (:mod:`ccmatic.sim.sampler`).  With several
 flows, each flow's step grid starts at a random tick of its first RTprop.  Its rate (bytes per step) is
 paced over the step; its cwnd limits A ≤ ACKed + detected lost + cwnd at every tick
 (CCAC's sending rule).  Nothing is re-implemented: the CCA file runs through the one
@@ -186,8 +188,9 @@ class _Sender:
             ser["q_hi"].append(self.beliefs.q_hi(k - 1))
 
     def _observe_acks(self) -> None:
-        """The simulator-only observations: RTT and delivery-rate samples since the
-        previous step (:mod:`ccmatic.sim.sampler`), in steps and bytes per step."""
+        """The RTT samples (``rtt``; the simulator-only ``rtt_min`` and ``srtt``) and the
+        delivery rate since the previous step (:mod:`ccmatic.sim.sampler`), in steps
+        and bytes per step."""
         v, u, ser = self.sampler.take_step(), self.unit, self.series
         for name, x in (("rtt", v.rtt), ("rtt_min", v.rtt_min), ("srtt", v.srtt)):
             ser[name].append(0.0 if math.isnan(x) else x / u)  # 0: no sample yet

@@ -1,15 +1,16 @@
 """Exact mode: re-execute a counterexample with exact rationals.
 
 The network's free choices (wasted tokens W, per-flow service S, losses L and their
-detection Ld, timeouts, and the observations derived from them: beliefs and
-queueing-delay bounds) are read from the trace — the *adversarial replay* link —
+detection Ld, timeouts, and the observations derived from them: beliefs,
+queueing-delay bounds and RTT samples) are read from the trace — the *adversarial replay* link —
 while everything the sender decides is recomputed from scratch by the one CCA
 semantics (:mod:`ccmatic.semantics.cca` over exact rationals): rate, cwnd and
 state each step, then A(t) by CCAC's sending rule.  The derived network quantities
 (token curve, queues, and where the model makes them deterministic: drop-tail loss,
 ideal and CBR service, oracle loss detection) are recomputed by the same rules the
 encoder asserts (:mod:`ccmatic.semantics.network`).  Every recomputed value must
-equal the trace's exactly; :class:`ReplayResult` lists the ones that do not.
+equal the trace's exactly; :class:`ReplayResult` lists the ones that do not.  An
+RTT sample, the adversary's choice within its delay bucket, is checked to lie in it.
 
 ``choose(...)`` in a CCA is nondeterministic; replay picks, step by step, the
 combination of options that reproduces the recorded outputs (there are few: a
@@ -26,7 +27,7 @@ from fractions import Fraction
 
 from ccmatic.core.model import ALL_PARTS, ModelConfig
 from ccmatic.core.results import ConcreteTrace, Value
-from ccmatic.semantics import network
+from ccmatic.semantics import network, qdel
 from ccmatic.semantics.cca import initial_values, run_step
 from ccmatic.semantics.domain import EXACT
 from ccmatic.spec import ir
@@ -89,6 +90,7 @@ def replay(prog: CcaProgram, model: ModelConfig, tr: ConcreteTrace,
         code = prog.code(model.flow_R(f), model.D, tr.T, dict(holes) if holes else None)
         res.flows.append(_replay_flow(prog, code, model, tr, f, mss, res, "sender" in parts))
     _replay_network(model, tr, res, parts)
+    _check_rtt(model, tr, res)
     return res
 
 
@@ -252,6 +254,17 @@ def _initial_options(code: StepCode, mss: Fraction) -> dict[str, list[Value]]:
                 vals.append(v)
         out[name] = vals
     return out
+
+
+def _check_rtt(model: ModelConfig, tr: ConcreteTrace, res: ReplayResult) -> None:
+    """The RTT samples are the adversary's choice: each must lie in its delay bucket
+    (:func:`ccmatic.semantics.qdel.rtt_in_bucket`, the rule the encoder asserts)."""
+    for f, fl in enumerate(tr.flows):
+        if "rtt" not in fl:
+            continue
+        for t in range(tr.T):
+            ok = qdel.rtt_in_bucket(EXACT, _frac(fl["qdel_hi"][t]), _frac(fl["rtt"][t]), model.flow_R(f), tr.T)
+            res.compare(f, "rtt (within its delay bucket)", t, fl["rtt"][t], fl["rtt"][t] if ok else None)
 
 
 def _replay_network(model: ModelConfig, tr: ConcreteTrace, res: ReplayResult,

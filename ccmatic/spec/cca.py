@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
-from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.errors import Loc, SpecError, SpecWarning
 from ccmatic.core.quantities import (
     PARAMETERS,
     QUANTITIES,
@@ -98,6 +98,11 @@ class CcaProgram:
     def reads(self) -> set[str]:
         """The names the program reads (with R = D = 1, T = 10)."""
         return set(self.code(1, 1, 10).lags)
+
+    @property
+    def warnings(self) -> tuple[SpecWarning, ...]:
+        """Valid but suspicious lines (with R = D = 1, T = 10), for the CLI to print."""
+        return self.code(1, 1, 10).warnings
 
     def uses(self, *names: str) -> bool:
         return any(n in self.reads for n in names)

@@ -20,17 +20,12 @@ from fractions import Fraction
 
 from ccmatic.core.errors import SpecError
 from ccmatic.core.limits import MAX_UNROLL
-from ccmatic.core.units import (
-    COUNT,
-    Unit,
-    div_units,
-    mul_units,
-    unit_name,
-)
+from ccmatic.core.units import COUNT, Unit, div_units, mul_units, unit_name
 from ccmatic.spec import ir
 from ccmatic.spec.builtins import CALLS
+from ccmatic.spec.delay_literals import time_literal
 from ccmatic.spec.source import HOLE_PREFIX
-from ccmatic.spec.typed import BaseScope, Index, Scope, Typed, logic
+from ccmatic.spec.typed import BaseScope, Index, Scope, Typed, logic, whole_power
 
 _CMP: dict[type[ast.cmpop], ir.CmpOp] = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge",
                                           ast.Eq: "eq", ast.NotEq: "ne"}
@@ -273,8 +268,8 @@ class Elaborator:
             return self._mul(node, a, b)
         if isinstance(op, ast.Div):
             return self._div(node, a, b)
-        if isinstance(op, ast.Pow) and self.scope.nonlinear:
-            return self._pow(node, a, b)
+        if isinstance(op, ast.Pow) and (self.scope.nonlinear or whole_power(a, b)):
+            return self._pow(node, a, b)  # a constant to a whole constant power folds to a constant
         raise self.err(node, f"operator '{type(op).__name__}' is not allowed",
                        "use + - * / with one constant factor")
 
@@ -365,6 +360,9 @@ class Elaborator:
         self.unify(left, right, node, "compare")
         if left.const is not None and right.const is not None:
             return Typed.boolean(_PY_CMP[cmp](left.number, right.number))
+        warning = time_literal(cmp, left, right)
+        if warning is not None:
+            self.scope.warn(node, *warning)
         return Typed(ir.Cmp(cmp, left.expr, right.expr), True)
 
     def _IfExp(self, node: ast.IfExp) -> Typed:

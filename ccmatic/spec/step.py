@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal, Protocol
 
-from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.errors import Loc, SpecError, SpecWarning
 from ccmatic.core.quantities import (
     OBSERVATIONS,
     OUTPUTS,
@@ -55,6 +55,8 @@ class StepCode:
     outputs: tuple[tuple[str, bool], ...]
     lags: dict[str, int]
     init: dict[str, ir.Expr]
+    #: valid but suspicious comparisons (a delay in steps against a seconds-like literal)
+    warnings: tuple[SpecWarning, ...] = ()
 
     @property
     def warmup(self) -> int:
@@ -98,7 +100,7 @@ def need_sim(prog: Program, ident: str, loc: Loc) -> None:
     if not prog.sim_only:
         raise SpecError(loc, f"'{ident}' is measured only by the simulator",
                         "mark the file '# simulator-only' on its first line (verify, synth and prove then "
-                        "refuse it), or read what the models observe (qdel_lo/qdel_hi, c_lo/c_hi)")
+                        "refuse it), or read what the models observe (rtt, qdel_lo/qdel_hi, c_lo/c_hi)")
 
 
 def sim_param(prog: Program, ident: str, loc: Loc) -> Typed:
@@ -387,6 +389,6 @@ def elaborate_program(prog: Program, R: int, D: int, T: int, holes: HoleValues) 
         outputs.append((n, is_bool))
         if n not in scope.env:
             scope.record(n, 1)  # not assigned on every path: keeps the previous value
-    return StepCode(body, tuple(outputs), dict(scope.lags), _elaborate_init(prog, R, D, T))
+    return StepCode(body, tuple(outputs), dict(scope.lags), _elaborate_init(prog, R, D, T), tuple(scope.warnings))
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Protocol
 
-from ccmatic.core.errors import SpecError
+from ccmatic.core.errors import SpecError, SpecWarning
 from ccmatic.core.source import Source
 from ccmatic.core.units import Unit
 from ccmatic.spec import ir
@@ -102,6 +102,10 @@ class Scope(Protocol):
         """A scope's own functions (a proof's definitions); None: not one."""
         ...
 
+    def warn(self, node: ast.AST, msg: str, hint: str | None = None) -> None:
+        """Record a warning about valid but suspicious input (:class:`SpecWarning`)."""
+        ...
+
 
 class BaseScope:
     """Defaults for the optional parts of :class:`Scope`."""
@@ -112,12 +116,18 @@ class BaseScope:
 
     def __init__(self, source: Source) -> None:
         self.source = source
+        self.warnings: list[SpecWarning] = []
 
     def err(self, node: ast.AST, msg: str, hint: str | None = None) -> SpecError:
         return SpecError(self.source.node_loc(node), msg, hint)
 
     def choose(self, options: list[Typed], node: ast.AST) -> Typed:
         raise self.err(node, "choose() is only for CCA files")
+
+    def warn(self, node: ast.AST, msg: str, hint: str | None = None) -> None:
+        w = SpecWarning(self.source.node_loc(node), msg, hint)
+        if w not in self.warnings:
+            self.warnings.append(w)
 
     def int_name(self, ident: str) -> int | None:
         return None
@@ -127,6 +137,12 @@ class BaseScope:
 
     def call(self, fn: str, node: ast.Call, elab: Elab) -> Typed | None:
         return None
+
+
+def whole_power(a: Typed, b: Typed) -> bool:
+    """``a ** b`` of load-time constants with a whole exponent: a constant, linear."""
+    return (isinstance(a.const, Fraction) and isinstance(b.const, Fraction) and b.const.denominator == 1
+            and not (a.const == 0 and b.const < 0))
 
 
 def logic(op: str, items: list[Typed]) -> Typed:
