@@ -38,15 +38,11 @@ from ccmatic.engine.session import (
     Unsat,
     make_solver,
 )
-from ccmatic.engine.templates import (
-    Candidate,
-    fill_template,
-    hole_domains,
-    variable_term_holes,
-)
+from ccmatic.engine.templates import Candidate, hole_domains
 from ccmatic.engine.verify import query_cca
 from ccmatic.semantics.z3domain import rat
 from ccmatic.spec.cca import CcaProgram
+from ccmatic.spec.template_fill import fill_template, variable_term_holes
 
 
 @dataclass

@@ -200,6 +200,13 @@ class _StepScope(BaseScope):
         return {"R": self.R, "D": self.D, "T": self.T}.get(ident)
 
 
+def read_elaborator(prog: Program) -> Elaborator:
+    """An elaborator of a template's reads (names and indexed quantities, under a
+    step scope with R = D = 1 and T = 10 and no assignment yet): their units are the
+    ones checking the step gives (:mod:`ccmatic.spec.template_units`)."""
+    return Elaborator(_StepScope(prog, 1, 1, 10, "symbolic"))
+
+
 def choose_typed(source: Source, options: list[Typed], node: ast.AST) -> Typed:
     """``choose(a, b, ...)``: options all numbers of one unit, or all conditions."""
     loc = source.node_loc(node)

@@ -37,13 +37,9 @@ from ccmatic.core.results import SynthStats, SynthStatus
 from ccmatic.core.scenario import Query
 from ccmatic.engine.cegis import Solution, Synthesizer, SynthResult
 from ccmatic.engine.parallel.executor import CexPool, Executor
-from ccmatic.engine.templates import (
-    Candidate,
-    fill_template,
-    hole_domains,
-    variable_term_holes,
-)
+from ccmatic.engine.templates import Candidate, hole_domains
 from ccmatic.spec.cca import load_cca
+from ccmatic.spec.template_fill import fill_template, variable_term_holes
 
 Cube = dict[str, tuple[Fraction, ...]]
 
