@@ -31,7 +31,12 @@ from ccmatic.core.results import SynthStats, SynthStatus
 from ccmatic.core.scenario import Query
 from ccmatic.encode.template_units import hole_var, unit_constraints
 from ccmatic.engine.candidate_check import CandidateChecker
-from ccmatic.engine.outcomes import Generator, Outcome, Step, Verdict
+from ccmatic.engine.cegis_outcomes import (
+    CandidateOutcome,
+    CheckResult,
+    GeneratorEnd,
+    StepResult,
+)
 from ccmatic.engine.pruning import Pruner, Values
 from ccmatic.engine.recheck import Evaluator, FormulaCache, RecheckError, recheck
 from ccmatic.engine.recheck_compiled import compile_check
@@ -187,16 +192,16 @@ class Synthesizer:
                 if exchange is not None:
                     exchange(self)
                 cand = self._next_candidate()
-                if cand is Generator.EXHAUSTED:
+                if cand is GeneratorEnd.EXHAUSTED:
                     break
-                if cand is Generator.GAVE_UP:
+                if cand is GeneratorEnd.GAVE_UP:
                     status = "interrupted" if stop() else "timeout"
                     break
                 step = self._check(cand, start, stop)
-                if step is Outcome.DEADLINE:
+                if step is CandidateOutcome.DEADLINE:
                     status = "timeout"  # the budget, not the candidate, ended this check
                     break
-                if step is Outcome.STOP:
+                if step is CandidateOutcome.STOP:
                     status = "interrupted"
                     break
                 self._settle(wait=False)
@@ -220,16 +225,16 @@ class Synthesizer:
         b = self.opts.budget_s
         return None if b is None else b - (time.perf_counter() - start)
 
-    def _next_candidate(self) -> Candidate | Generator:
-        """The generator's next candidate; :data:`Generator.EXHAUSTED` when there is
-        none; :data:`Generator.GAVE_UP` if the generator was interrupted."""
+    def _next_candidate(self) -> Candidate | GeneratorEnd:
+        """The generator's next candidate; :data:`GeneratorEnd.EXHAUSTED` when there is
+        none; :data:`GeneratorEnd.GAVE_UP` if the generator was interrupted."""
         t0 = time.perf_counter()
         g = self.gen.check(*self._assume)
         self.stats.generator_s += time.perf_counter() - t0
         if g == z3.unsat:
-            return Generator.EXHAUSTED
+            return GeneratorEnd.EXHAUSTED
         if g != z3.sat:
-            return Generator.GAVE_UP
+            return GeneratorEnd.GAVE_UP
         cand = self._holes_of(self.gen.model())
         self.stats.iterations += 1
         key = tuple(sorted(cand.items()))
@@ -260,52 +265,52 @@ class Synthesizer:
         ev = Evaluator(model, self.fcache)
         return {h: ev.num(v) for h, v in self.hvars.items()}
 
-    def _check(self, cand: Candidate, start: float, stop: Callable[[], bool]) -> Step:
+    def _check(self, cand: Candidate, start: float, stop: Callable[[], bool]) -> StepResult:
         """Verify one candidate: a solution, a counterexample, unknown, or why the run
-        must end (:mod:`ccmatic.engine.outcomes`)."""
+        must end (:mod:`ccmatic.engine.cegis_outcomes`)."""
         left = self._budget_left(start)
         cap = self.opts.run.timeout_s if left is None else min(left, self.opts.run.timeout_s or left)
         verdict = self._holds(cand, cap, stop)
-        if verdict is Outcome.PROVED:
+        if verdict is CandidateOutcome.PROVED:
             rep = self._representative(cand, stop)
             if rep is None:
-                verdict = Outcome.STOP
+                verdict = CandidateOutcome.STOP
             elif self.opts.background_reverify:  # blocked now; a solution once re-verified (_settle)
                 self.checker.submit(rep)
                 self._block_solution(rep)
-                return Outcome.SOLUTION
+                return CandidateOutcome.SOLUTION
             elif self.reverify(rep):
                 self.accept(rep)
-                return Outcome.SOLUTION
+                return CandidateOutcome.SOLUTION
             else:  # never accept what a fresh check does not confirm
-                cand, verdict = rep, Outcome.STOP if stop() else Outcome.UNKNOWN
+                cand, verdict = rep, CandidateOutcome.STOP if stop() else CandidateOutcome.UNKNOWN
         match verdict:
-            case Outcome.STOP:  # not decided: the generator may propose it again (a later cube, a resumed run)
+            case CandidateOutcome.STOP:  # not decided: the generator may propose it again (a later cube, a resumed run)
                 self._seen.discard(tuple(sorted(cand.items())))
-                return Outcome.STOP
-            case Outcome.UNKNOWN if left is not None and (self._budget_left(start) or 0) <= 0:
-                return Outcome.DEADLINE
-            case Outcome.UNKNOWN:
+                return CandidateOutcome.STOP
+            case CandidateOutcome.UNKNOWN if left is not None and (self._budget_left(start) or 0) <= 0:
+                return CandidateOutcome.DEADLINE
+            case CandidateOutcome.UNKNOWN:
                 self.unknown.append(dict(cand))
                 self.stats.unknown += 1
                 self._block_exact(cand)
-                return Outcome.UNKNOWN
-            case Outcome.COUNTEREXAMPLE:
-                return Outcome.COUNTEREXAMPLE
+                return CandidateOutcome.UNKNOWN
+            case CandidateOutcome.COUNTEREXAMPLE:
+                return CandidateOutcome.COUNTEREXAMPLE
             case _:
                 assert_never(verdict)
 
-    def _holds(self, cand: Candidate, cap: float | None, stop: Callable[[], bool]) -> Verdict:
+    def _holds(self, cand: Candidate, cap: float | None, stop: Callable[[], bool]) -> CheckResult:
         """Proved by the incremental verifier (a solution once :meth:`reverify`
         confirms it), a counterexample (learned), unknown, or stop (interrupted:
         nothing recorded, so the candidate is checked again by a later run)."""
         r = self.checker.check(cand, cap, stop)
         if isinstance(r, Sat):
             self._learn(r.model, cand)
-            return Outcome.COUNTEREXAMPLE
+            return CandidateOutcome.COUNTEREXAMPLE
         if isinstance(r, Unsat):
-            return Outcome.PROVED
-        return Outcome.STOP if stop() else Outcome.UNKNOWN
+            return CandidateOutcome.PROVED
+        return CandidateOutcome.STOP if stop() else CandidateOutcome.UNKNOWN
 
     def _representative(self, cand: Candidate, stop: Callable[[], bool]) -> Candidate | None:
         """The solution class's least member (constant-term holes compared in name
@@ -331,11 +336,11 @@ class Synthesizer:
             if member is None:  # the generator was interrupted
                 return None
             verdict = self._holds(member, self.opts.run.timeout_s, stop)
-            if verdict is Outcome.STOP:
+            if verdict is CandidateOutcome.STOP:
                 return None
-            if verdict is Outcome.PROVED:
+            if verdict is CandidateOutcome.PROVED:
                 best = member
-            elif verdict is Outcome.UNKNOWN:
+            elif verdict is CandidateOutcome.UNKNOWN:
                 self._block_exact(member)  # not this run's to decide; the class keeps its best known member
 
     def _learn(self, model: z3.ModelRef, cand: Candidate) -> None:
