@@ -201,9 +201,7 @@ class _StepScope(BaseScope):
 
 
 def read_elaborator(prog: Program) -> Elaborator:
-    """An elaborator of a template's reads (names and indexed quantities, under a
-    step scope with R = D = 1 and T = 10 and no assignment yet): their units are the
-    ones checking the step gives (:mod:`ccmatic.spec.template_units`)."""
+    """A template's names and indexed reads, resolved (with units) as in a step (R = D = 1, T = 10)."""
     return Elaborator(_StepScope(prog, 1, 1, 10, "symbolic"))
 
 
