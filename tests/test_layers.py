@@ -107,6 +107,17 @@ def test_no_import_cycles() -> None:
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
+def test_only_spec_reads_python_ast(module: str) -> None:
+    """Parsed text is the spec layer's: every other layer works on its checked tree
+    (or on what the spec layer makes of the text), so only ccmatic/spec/ imports ast."""
+    tree = ast.parse(MODULES[module].read_text())
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    if module.split(".")[1:2] != ["spec"]:
+        assert "ast" not in names, f"{module} imports ast: reading parsed text belongs in ccmatic/spec/"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
 def test_modules_are_readable_size(module: str) -> None:
     n = len(MODULES[module].read_text().splitlines())
     assert n <= MAX_LINES, f"{module} has {n} lines (at most {MAX_LINES}: split it)"

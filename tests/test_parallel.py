@@ -30,11 +30,11 @@ from ccmatic.engine.parallel.executor import (
     map_unordered,
 )
 from ccmatic.engine.parallel.synth import initial_cubes, split_cube, synthesize_parallel
-from ccmatic.engine.templates import variable_term_holes
 from ccmatic.io.library import Library
 from ccmatic.io.objectives import load_objectives
 from ccmatic.io.queries import load_query
 from ccmatic.spec.cca import load_cca
+from ccmatic.spec.template_fill import variable_term_holes
 
 ROOT = Path(__file__).resolve().parent.parent
 T41 = ROOT / "queries" / "table4_1"

@@ -14,6 +14,7 @@ import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ccmatic.engine import exact_ops
 from ccmatic.engine.recheck import Evaluator, FormulaCache, RecheckError, recheck
 from ccmatic.engine.recheck_compiled import compile_check
 
@@ -346,3 +347,46 @@ def test_divisions_that_could_raise_are_left_to_the_interpreter():
     m = _model(X == 0, Y == 1)
     recheck(m, [("c", c)])  # the interpreter takes only the branch chosen
     assert compile_check(FormulaCache(), [("c", X / 4 == 0)]) is not None
+
+
+def _one_of_each_operator() -> dict[int, tuple[z3.BoolRef, z3.ExprRef]]:
+    """Per row of the operator table, a condition and its subterm with that row's operator."""
+    i = z3.Int("i")
+    at_root = {
+        exact_ops.AND: z3.And(P, X > 0, Y < 0), exact_ops.OR: z3.Or(Q, X < 0, Y < 0),
+        exact_ops.NOT: z3.Not(Q), exact_ops.IMPLIES: z3.Implies(P, X == 2), exact_ops.XOR: z3.Xor(P, Q),
+        exact_ops.EQ: X == 2, exact_ops.DISTINCT: z3.Distinct(X, Y, Z),
+        exact_ops.LE: X <= 2, exact_ops.LT: Y < X, exact_ops.GE: X >= Y, exact_ops.GT: X > Z,
+        exact_ops.ATMOST: z3.AtMost(P, Q, X > 0, 2), exact_ops.ATLEAST: z3.AtLeast(P, Q, X > 0, 3),
+    }
+    compared = {  # a term compared with a number
+        exact_ops.ITE: (z3.If(P, X, Y), 2), exact_ops.ADD: (X + Y + Z, Fraction(4, 3)),
+        exact_ops.SUB: (X - Y - Z, Fraction(8, 3)), exact_ops.NEG: (-X, -2), exact_ops.MUL: (X * 3 * Z, 2),
+        exact_ops.DIV: (X / 4, Fraction(1, 2)), exact_ops.TOREAL: (z3.ToReal(i), 7),
+        exact_ops.TOINT: (z3.ToInt(Z + 5), 6),
+    }
+    out: dict[int, tuple[z3.BoolRef, z3.ExprRef]] = {tag: (f, f) for tag, f in at_root.items()}
+    out |= {tag: (t == v, t) for tag, (t, v) in compared.items()}
+    return out
+
+
+def test_every_operator_row_means_the_same_in_both_rechecks():
+    """Each operator of the one table (exact_ops.OPS) is reached from its Z3 kind and
+    gives, interpreted and compiled, the truth value Z3 gives at one point (true for
+    some rows, false for others: TOINT's 5 + 1/3 floors to 5, not 6)."""
+    cases = _one_of_each_operator()
+    assert set(cases) == set(exact_ops.OPS)
+    m = _model(X == 2, Y == -1, Z == Fraction(1, 3), P, z3.Not(Q), z3.Int("i") == 7)
+    verdicts = set()
+    for tag, (f, term) in cases.items():
+        assert exact_ops.TAGS[term.decl().kind()] == tag
+        holds = z3.is_true(m.eval(f, model_completion=True))
+        verdicts.add(holds)
+        assert Evaluator(m).boolean(f) is holds, tag
+        check = _compiled(("f", f))
+        if holds:
+            check.recheck(m)
+        else:
+            with pytest.raises(RecheckError):
+                check.recheck(m)
+    assert verdicts == {True, False}

@@ -15,12 +15,12 @@ from ccmatic.core.options import RunOptions, SynthOptions
 from ccmatic.core.scenario import Query
 from ccmatic.encode.template_units import hole_var, unit_constraints
 from ccmatic.engine.cegis import Synthesizer
-from ccmatic.engine.templates import variable_term_holes
 from ccmatic.engine.verify import verify
 from ccmatic.io.library import Library
 from ccmatic.io.objectives import load_objectives
 from ccmatic.io.queries import load_query
 from ccmatic.spec.cca import load_cca
+from ccmatic.spec.template_fill import variable_term_holes
 
 ROOT = Path(__file__).resolve().parent.parent
 T41 = ROOT / "queries" / "table4_1"

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from ccmatic.cli.tradeoff import add_parser, cmd_tradeoff
 from ccmatic.core.errors import SpecError
-from ccmatic.engine.lossfn import parse_loss, rate_symbol, step_symbol
 from ccmatic.engine.tradeoff import compute, growth_class
+from ccmatic.spec.lossfn import parse_loss, rate_symbol, step_symbol
 
 
 def ceil(q: Fr) -> int:

@@ -13,9 +13,9 @@ from ccmatic.cli.common import Subparsers
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import PLOT_SUFFIXES, output_file
 from ccmatic.core.limits import magnitude_error
-from ccmatic.engine.lossfn import parse_loss
 from ccmatic.engine.tradeoff import Num, Tradeoff, compute, fmt_num
 from ccmatic.io.charts import plot_tradeoff
+from ccmatic.spec.lossfn import parse_loss
 
 
 def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:

@@ -8,7 +8,6 @@ the text the user wrote.
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 
 from ccmatic.core.errors import Loc
@@ -47,7 +46,8 @@ class Source:
         col = col + (self.col0 if lineno == 1 else 1)
         return Loc(self.file, line, col)
 
-    def node_loc(self, node: ast.AST) -> Loc:
+    def node_loc(self, node: object) -> Loc:
+        """Where a parsed node (anything with ``lineno``/``col_offset``) starts."""
         return self.loc(getattr(node, "lineno", None), getattr(node, "col_offset", None))
 
 

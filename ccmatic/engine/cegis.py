@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
+from typing import assert_never
 
 import z3
 
@@ -30,6 +31,12 @@ from ccmatic.core.results import SynthStats, SynthStatus
 from ccmatic.core.scenario import Query
 from ccmatic.encode.template_units import hole_var, unit_constraints
 from ccmatic.engine.candidate_check import CandidateChecker
+from ccmatic.engine.cegis_outcomes import (
+    CandidateOutcome,
+    CheckResult,
+    GeneratorEnd,
+    StepResult,
+)
 from ccmatic.engine.pruning import Pruner, Values
 from ccmatic.engine.recheck import Evaluator, FormulaCache, RecheckError, recheck
 from ccmatic.engine.recheck_compiled import compile_check
@@ -38,15 +45,11 @@ from ccmatic.engine.session import (
     Unsat,
     make_solver,
 )
-from ccmatic.engine.templates import (
-    Candidate,
-    fill_template,
-    hole_domains,
-    variable_term_holes,
-)
+from ccmatic.engine.templates import Candidate, hole_domains
 from ccmatic.engine.verify import query_cca
 from ccmatic.semantics.z3domain import rat
 from ccmatic.spec.cca import CcaProgram
+from ccmatic.spec.template_fill import fill_template, variable_term_holes
 
 
 @dataclass
@@ -192,16 +195,16 @@ class Synthesizer:
                 if exchange is not None:
                     exchange(self)
                 cand = self._next_candidate()
-                if cand is None:
+                if cand is GeneratorEnd.EXHAUSTED:
                     break
-                if isinstance(cand, str):
+                if cand is GeneratorEnd.GAVE_UP:
                     status = "interrupted" if stop() else "timeout"
                     break
-                verdict = self._check(cand, start, stop)
-                if verdict == "deadline":
+                step = self._check(cand, start, stop)
+                if step is CandidateOutcome.DEADLINE:
                     status = "timeout"  # the budget, not the candidate, ended this check
                     break
-                if verdict == "stop":
+                if step is CandidateOutcome.STOP:
                     status = "interrupted"
                     break
                 self._settle(wait=False)
@@ -225,16 +228,16 @@ class Synthesizer:
         b = self.opts.budget_s
         return None if b is None else b - (time.perf_counter() - start)
 
-    def _next_candidate(self) -> Candidate | str | None:
-        """The generator's next candidate; None when there is none; "unknown" if the
-        generator gave up (interrupted)."""
+    def _next_candidate(self) -> Candidate | GeneratorEnd:
+        """The generator's next candidate; :data:`GeneratorEnd.EXHAUSTED` when there is
+        none; :data:`GeneratorEnd.GAVE_UP` if the generator was interrupted."""
         t0 = time.perf_counter()
         g = self.gen.check(*self._assume)
         self.stats.generator_s += time.perf_counter() - t0
         if g == z3.unsat:
-            return None
+            return GeneratorEnd.EXHAUSTED
         if g != z3.sat:
-            return "unknown"
+            return GeneratorEnd.GAVE_UP
         cand = self._holes_of(self.gen.model())
         self.stats.iterations += 1
         key = tuple(sorted(cand.items()))
@@ -265,46 +268,52 @@ class Synthesizer:
         ev = Evaluator(model, self.fcache)
         return {h: ev.num(v) for h, v in self.hvars.items()}
 
-    def _check(self, cand: Candidate, start: float, stop: Callable[[], bool]) -> str:
-        """Verify one candidate; "solution", "counterexample", "unknown", or why the
-        run must end ("deadline", "stop")."""
+    def _check(self, cand: Candidate, start: float, stop: Callable[[], bool]) -> StepResult:
+        """Verify one candidate: a solution, a counterexample, unknown, or why the run
+        must end (:mod:`ccmatic.engine.cegis_outcomes`)."""
         left = self._budget_left(start)
         cap = self.opts.run.timeout_s if left is None else min(left, self.opts.run.timeout_s or left)
         verdict = self._holds(cand, cap, stop)
-        if verdict == "proved":
+        if verdict is CandidateOutcome.PROVED:
             rep = self._representative(cand, stop)
             if rep is None:
-                verdict = "stop"
+                verdict = CandidateOutcome.STOP
             elif self.opts.background_reverify:  # blocked now; a solution once re-verified (_settle)
                 self.checker.submit(rep)
                 self._block_solution(rep)
-                return "solution"
+                return CandidateOutcome.SOLUTION
             elif self.reverify(rep):
                 self.accept(rep)
-                return "solution"
+                return CandidateOutcome.SOLUTION
             else:  # never accept what a fresh check does not confirm
-                cand, verdict = rep, "stop" if stop() else "unknown"
-        if verdict == "stop":  # not decided: the generator may propose it again (a later cube, a resumed run)
-            self._seen.discard(tuple(sorted(cand.items())))
-        if verdict == "unknown" and left is not None and (self._budget_left(start) or 0) <= 0:
-            return "deadline"
-        if verdict == "unknown":
-            self.unknown.append(dict(cand))
-            self.stats.unknown += 1
-            self._block_exact(cand)
-        return verdict
+                cand, verdict = rep, CandidateOutcome.STOP if stop() else CandidateOutcome.UNKNOWN
+        match verdict:
+            case CandidateOutcome.STOP:  # not decided: the generator may propose it again (a later cube, a resumed run)
+                self._seen.discard(tuple(sorted(cand.items())))
+                return CandidateOutcome.STOP
+            case CandidateOutcome.UNKNOWN if left is not None and (self._budget_left(start) or 0) <= 0:
+                return CandidateOutcome.DEADLINE
+            case CandidateOutcome.UNKNOWN:
+                self.unknown.append(dict(cand))
+                self.stats.unknown += 1
+                self._block_exact(cand)
+                return CandidateOutcome.UNKNOWN
+            case CandidateOutcome.COUNTEREXAMPLE:
+                return CandidateOutcome.COUNTEREXAMPLE
+            case _:
+                assert_never(verdict)
 
-    def _holds(self, cand: Candidate, cap: float | None, stop: Callable[[], bool]) -> str:
-        """"proved" by the incremental verifier (a solution once :meth:`reverify`
-        confirms it), "counterexample" (learned), "unknown", or "stop" (interrupted:
+    def _holds(self, cand: Candidate, cap: float | None, stop: Callable[[], bool]) -> CheckResult:
+        """Proved by the incremental verifier (a solution once :meth:`reverify`
+        confirms it), a counterexample (learned), unknown, or stop (interrupted:
         nothing recorded, so the candidate is checked again by a later run)."""
         r = self.checker.check(cand, cap, stop)
         if isinstance(r, Sat):
             self._learn(r.model, cand)
-            return "counterexample"
+            return CandidateOutcome.COUNTEREXAMPLE
         if isinstance(r, Unsat):
-            return "proved"
-        return "stop" if stop() else "unknown"
+            return CandidateOutcome.PROVED
+        return CandidateOutcome.STOP if stop() else CandidateOutcome.UNKNOWN
 
     def _representative(self, cand: Candidate, stop: Callable[[], bool]) -> Candidate | None:
         """The solution class's least member (constant-term holes compared in name
@@ -330,11 +339,11 @@ class Synthesizer:
             if member is None:  # the generator was interrupted
                 return None
             verdict = self._holds(member, self.opts.run.timeout_s, stop)
-            if verdict == "stop":
+            if verdict is CandidateOutcome.STOP:
                 return None
-            if verdict == "proved":
+            if verdict is CandidateOutcome.PROVED:
                 best = member
-            elif verdict == "unknown":
+            elif verdict is CandidateOutcome.UNKNOWN:
                 self._block_exact(member)  # not this run's to decide; the class keeps its best known member
 
     def _learn(self, model: z3.ModelRef, cand: Candidate) -> None:

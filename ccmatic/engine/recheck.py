@@ -8,6 +8,8 @@ property.
 
 Formulas are translated once into plain Python tuples (:class:`FormulaCache`); a
 CEGIS run re-checks many models of the same base encoding and reuses the cache.
+What each node kind means is :mod:`ccmatic.engine.exact_ops`' table, which the
+compiled re-check (:mod:`ccmatic.engine.recheck_compiled`) uses too.
 """
 
 from __future__ import annotations
@@ -18,19 +20,18 @@ from typing import Any
 
 import z3
 
+from ccmatic.engine.exact_ops import (
+    BOOL,
+    CHAIN,
+    NAMES,
+    NUM,
+    PARAMETRIZED,
+    TAGS,
+    VAR,
+    render,
+)
+
 Value = Fraction | bool
-
-# node tags
-VAR, NUM, BOOL, AND, OR, NOT, IMPLIES, XOR, ITE, EQ, DISTINCT, LE, LT, GE, GT, ADD, SUB, NEG, MUL, DIV, TOREAL, TOINT, \
-    ATMOST, ATLEAST = range(24)
-
-_OPS = {
-    z3.Z3_OP_AND: AND, z3.Z3_OP_OR: OR, z3.Z3_OP_NOT: NOT, z3.Z3_OP_IMPLIES: IMPLIES, z3.Z3_OP_XOR: XOR,
-    z3.Z3_OP_ITE: ITE, z3.Z3_OP_EQ: EQ, z3.Z3_OP_DISTINCT: DISTINCT, z3.Z3_OP_LE: LE, z3.Z3_OP_LT: LT,
-    z3.Z3_OP_GE: GE, z3.Z3_OP_GT: GT, z3.Z3_OP_ADD: ADD, z3.Z3_OP_SUB: SUB, z3.Z3_OP_UMINUS: NEG,
-    z3.Z3_OP_MUL: MUL, z3.Z3_OP_DIV: DIV, z3.Z3_OP_TO_REAL: TOREAL, z3.Z3_OP_TO_INT: TOINT,
-    z3.Z3_OP_PB_AT_MOST: ATMOST, z3.Z3_OP_PB_AT_LEAST: ATLEAST,
-}
 
 Node = tuple[Any, ...]  # (tag, payload...)
 
@@ -69,11 +70,11 @@ class FormulaCache:
         k = e.decl().kind()
         if k == z3.Z3_OP_UNINTERPRETED and e.num_args() == 0:
             return (VAR, e, e.decl().name())
-        tag = _OPS.get(k)
+        tag = TAGS.get(k)
         if tag is None:
             raise RecheckError(f"re-check cannot evaluate operator {e.decl().name()}")
         kids = tuple(self.node(c) for c in e.children())
-        if tag in (ATMOST, ATLEAST):
+        if tag in PARAMETRIZED:
             bound = int(z3.Z3_get_decl_int_parameter(e.ctx_ref(), e.decl().ast, 0))
             return (tag, kids, bound)
         return (tag, kids)
@@ -126,18 +127,6 @@ class Evaluator:
             raise RecheckError(f"expected a boolean: {e}")
         return v
 
-    def _num(self, n: Node) -> Fraction:
-        v = self._ev(n)
-        if isinstance(v, bool):
-            raise RecheckError("expected a number")
-        return v
-
-    def _bool(self, n: Node) -> bool:
-        v = self._ev(n)
-        if not isinstance(v, bool):
-            raise RecheckError("expected a boolean")
-        return v
-
     def _ev(self, n: Node) -> Value:
         key = id(n)
         hit = self.memo.get(key)
@@ -153,59 +142,26 @@ class Evaluator:
             return n[1]  # type: ignore[no-any-return]
         if tag == VAR:
             return self.var(n[1], n[2])
-        ch = n[1]
-        if tag == AND:
-            return all(self._bool(c) for c in ch)
-        if tag == OR:
-            return any(self._bool(c) for c in ch)
-        if tag == NOT:
-            return not self._bool(ch[0])
-        if tag == IMPLIES:
-            return (not self._bool(ch[0])) or self._bool(ch[1])
-        if tag == XOR:
-            return self._bool(ch[0]) != self._bool(ch[1])
-        if tag == ITE:
-            return self._ev(ch[1]) if self._bool(ch[0]) else self._ev(ch[2])
-        if tag == EQ:
-            return self._ev(ch[0]) == self._ev(ch[1])
-        if tag == DISTINCT:
-            vals = [self._ev(c) for c in ch]
-            return len(set(vals)) == len(vals)
-        if tag == LE:
-            return self._num(ch[0]) <= self._num(ch[1])
-        if tag == LT:
-            return self._num(ch[0]) < self._num(ch[1])
-        if tag == GE:
-            return self._num(ch[0]) >= self._num(ch[1])
-        if tag == GT:
-            return self._num(ch[0]) > self._num(ch[1])
-        if tag == ADD:
-            return sum((self._num(c) for c in ch), Fraction(0))
-        if tag == SUB:
-            acc = self._num(ch[0])
-            for c in ch[1:]:
-                acc -= self._num(c)
-            return acc
-        if tag == NEG:
-            return -self._num(ch[0])
-        if tag == MUL:
-            return product(self._num(c) for c in ch)
-        if tag == DIV:
-            d = self._num(ch[1])
-            if d == 0:
-                raise RecheckError("division by zero during re-check")
-            return self._num(ch[0]) / d
-        if tag == TOREAL:
-            return self._num(ch[0])
-        if tag == TOINT:
-            return floor_value(self._num(ch[0]))
-        if tag == ATMOST:
-            at_most: int = n[2]
-            return sum(1 for c in ch if self._bool(c)) <= at_most
-        if tag == ATLEAST:
-            at_least: int = n[2]
-            return sum(1 for c in ch if self._bool(c)) >= at_least
-        raise RecheckError(f"unknown node {tag}")
+        try:
+            return _operator(tag, len(n[1]), n[2] if len(n) > 2 else None)(self._ev, n[1])
+        except ZeroDivisionError:
+            raise RecheckError("division by zero during re-check") from None
+
+
+_Apply = Callable[[Callable[[Node], Value], tuple[Node, ...]], Value]
+_APPLY: dict[tuple[int, int, int | None], _Apply] = {}
+
+
+def _operator(tag: int, arity: int, param: int | None) -> _Apply:
+    """Operator ``tag`` applied to children that are evaluated (by ``e``) only when
+    its meaning reaches them: the table's expression, compiled once per shape."""
+    key = (tag, min(arity, CHAIN + 1), param)  # beyond CHAIN operands, one form over all of them
+    fn = _APPLY.get(key)
+    if fn is None:
+        operands = [f"e(c[{i}])" for i in range(min(arity, CHAIN + 1))]
+        src = f"lambda e, c: {render(tag, operands, '(e(x) for x in c)', param)}"
+        fn = _APPLY[key] = eval(src, dict(NAMES))  # the table's expression, not user text
+    return fn
 
 
 def model_values(model: z3.ModelRef) -> dict[str, Value]:
@@ -231,18 +187,6 @@ def interp_value(ctx: Any, a: Any, parse: Callable[[str], Fraction] = Fraction) 
         return parse(z3.Z3_get_numeral_string(ctx, a))
     b = z3.Z3_get_bool_value(ctx, a)
     return None if b == z3.Z3_L_UNDEF else b == z3.Z3_L_TRUE
-
-
-def floor_value(v: Fraction) -> Fraction:
-    """``to_int``: the largest integer at most v."""
-    return Fraction(v.numerator // v.denominator)
-
-
-def product(vs: Iterable[Fraction]) -> Fraction:
-    acc = Fraction(1)
-    for v in vs:
-        acc *= v
-    return acc
 
 
 def _value(v: z3.ExprRef, e: z3.ExprRef) -> Value:

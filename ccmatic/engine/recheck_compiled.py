@@ -7,10 +7,11 @@ Python function over :class:`fractions.Fraction` and ``bool`` (one local per
 shared subterm, in dependency order) and then, per model, reads only the variables
 the constraints mention, straight from their declarations.
 
-It computes exactly what :class:`~ccmatic.engine.recheck.Evaluator` computes, with
-the same arithmetic; it is faster because nothing is interpreted per node
-(``tests/test_recheck.py`` checks that both agree with Z3 on random formulas).  One
-difference in order: every subterm is computed, including the branch an ``If``
+It computes exactly what :class:`~ccmatic.engine.recheck.Evaluator` computes: each
+node is the same expression of :mod:`ccmatic.engine.exact_ops`' table, written here
+over the names of its computed children; it is faster because nothing is
+interpreted per node (``tests/test_recheck.py`` checks that both agree with Z3 on
+random formulas).  One difference in order: every subterm is computed, including the branch an ``If``
 does not take.  Constraints with a division by anything but a non-zero numeral are
 therefore not compiled (:func:`compile_check` returns ``None``) and are left to the
 interpreter, which evaluates only the branch taken.
@@ -23,24 +24,20 @@ from fractions import Fraction
 
 import z3
 
-from ccmatic.engine import recheck as tags  # the node tags
+from ccmatic.engine import exact_ops as tags  # the node tags
+from ccmatic.engine.exact_ops import NAMES, render
 from ccmatic.engine.recheck import (
     Evaluator,
     FormulaCache,
     Node,
     RecheckError,
     Value,
-    floor_value,
     interp_value,
-    product,
 )
 
 Tagged = tuple[str, z3.BoolRef]
 
-_INFIX = {tags.AND: " and ", tags.OR: " or ", tags.XOR: " != ", tags.EQ: " == ", tags.LE: " <= ",
-          tags.LT: " < ", tags.GE: " >= ", tags.GT: " > ", tags.DIV: " / "}
 _NUMERALS = 1 << 16  # parsed numerals kept for the next models (many values recur)
-_CHAIN = 8  # sums and products of more operands are written as calls (no deep expression trees)
 
 
 class _Writer:
@@ -50,7 +47,7 @@ class _Writer:
         self.cache = cache
         self.names: dict[int, str] = {}
         self.lines: list[str] = []
-        self.consts: dict[str, Value] = {"_floor": floor_value, "_prod": product, "_zero": Fraction(0)}  # type: ignore[dict-item]
+        self.consts: dict[str, object] = dict(NAMES)
         self.vars: list[tuple[str, z3.ExprRef]] = []
 
     def name(self, n: Node) -> str:
@@ -74,37 +71,9 @@ class _Writer:
             raise _NotCompiled
         ch = [self.name(c) for c in n[1]]
         nm = f"t{len(self.lines)}"
-        self.lines.append(f"{nm} = {self._expr(tag, ch, n)}")
+        every = "(" + ", ".join(ch) + ",)" if ch else "()"
+        self.lines.append(f"{nm} = {render(tag, ch, every, n[2] if len(n) > 2 else None)}")
         return nm
-
-    @staticmethod
-    def _expr(tag: int, ch: list[str], n: Node) -> str:
-        if tag in _INFIX:
-            return _INFIX[tag].join(ch)
-        if tag == tags.NOT:
-            return f"not {ch[0]}"
-        if tag == tags.IMPLIES:
-            return f"(not {ch[0]}) or {ch[1]}"
-        if tag == tags.ITE:
-            return f"{ch[1]} if {ch[0]} else {ch[2]}"
-        if tag == tags.DISTINCT:
-            return f"len({{{', '.join(ch)}}}) == {len(ch)}"
-        if tag == tags.ADD:
-            return " + ".join(ch) if len(ch) <= _CHAIN else f"sum(({', '.join(ch)},), _zero)"
-        if tag == tags.SUB:
-            return " - ".join(ch)
-        if tag == tags.NEG:
-            return f"-{ch[0]}"
-        if tag == tags.MUL:
-            return " * ".join(ch) if len(ch) <= _CHAIN else f"_prod(({', '.join(ch)},))"
-        if tag == tags.TOREAL:
-            return ch[0]
-        if tag == tags.TOINT:
-            return f"_floor({ch[0]})"
-        if tag in (tags.ATMOST, tags.ATLEAST):
-            op = "<=" if tag == tags.ATMOST else ">="
-            return f"sum(({', '.join(ch)},)) {op} {n[2]}"
-        raise RecheckError(f"unknown node {tag}")
 
 
 class _NotCompiled(Exception):

@@ -28,7 +28,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ccmatic.core.errors import Loc, SpecError
-from ccmatic.engine.lossfn import (
+from ccmatic.spec.lossfn import (
     HINT,
     MAX_BITS,
     MAX_STEPS,

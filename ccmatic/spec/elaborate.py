@@ -55,7 +55,7 @@ class Elaborator:
             return a.unit
         if self.scope.lenient_units:
             # a template with symbolic holes: its unit checks are constraints on the
-            # holes (ccmatic.encode.template_units); each candidate is checked strictly
+            # holes (ccmatic.spec.template_units); each candidate is checked strictly
             return None
         raise self.err(node, f"unit mismatch: cannot {what} {unit_name(a.unit)} and {unit_name(b.unit)}",
                        "both sides must have the same unit (bytes, seconds or bytes/second)")

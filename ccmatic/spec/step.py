@@ -202,6 +202,11 @@ class _StepScope(BaseScope):
         return {"R": self.R, "D": self.D, "T": self.T}.get(ident)
 
 
+def read_elaborator(prog: Program) -> Elaborator:
+    """A template's names and indexed reads, resolved (with units) as in a step (R = D = 1, T = 10)."""
+    return Elaborator(_StepScope(prog, 1, 1, 10, "symbolic"))
+
+
 def choose_typed(source: Source, options: list[Typed], node: ast.AST) -> Typed:
     """``choose(a, b, ...)``: options all numbers of one unit, or all conditions."""
     loc = source.node_loc(node)

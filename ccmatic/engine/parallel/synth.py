@@ -37,13 +37,9 @@ from ccmatic.core.results import SynthStats, SynthStatus
 from ccmatic.core.scenario import Query
 from ccmatic.engine.cegis import Solution, Synthesizer, SynthResult
 from ccmatic.engine.parallel.executor import CexPool, Executor
-from ccmatic.engine.templates import (
-    Candidate,
-    fill_template,
-    hole_domains,
-    variable_term_holes,
-)
+from ccmatic.engine.templates import Candidate, hole_domains
 from ccmatic.spec.cca import load_cca
+from ccmatic.spec.template_fill import fill_template, variable_term_holes
 
 Cube = dict[str, tuple[Fraction, ...]]
 
@@ -116,6 +112,23 @@ class _WorkerState:
         self.cursor = 0
 
 
+@dataclass(frozen=True)
+class CubeResult:
+    """What a worker reports for one cube: how its search ended, the solutions and
+    undecided candidates it found (hole values as exact rational strings), its
+    counters, and its exchange of counterexamples with the other workers."""
+
+    status: SynthStatus
+    solutions: tuple[dict[str, str], ...]
+    unknown: tuple[dict[str, str], ...]
+    stats: dict[str, Any]
+    wall_s: float
+    shared_out: int
+    shared_in: int
+    exchange_s: float
+    worker: str
+
+
 _STATE: dict[str, _WorkerState] = {}  # per worker process: the one current run
 
 
@@ -129,7 +142,7 @@ def _state(task: CubeTask) -> _WorkerState:
     return st
 
 
-def run_cube(task: CubeTask) -> dict[str, Any]:
+def run_cube(task: CubeTask) -> CubeResult:
     """Worker: CEGIS on one cube for at most ``slice_s`` seconds."""
     t0 = time.perf_counter()
     st = _state(task)
@@ -160,12 +173,10 @@ def run_cube(task: CubeTask) -> dict[str, Any]:
         exchange(syn)  # publish the last ones
     finally:
         syn.unrestrict()
-    return {
-        "status": res.status, "solutions": [{k: str(v) for k, v in s.holes.items()} for s in res.solutions],
-        "unknown": [{k: str(v) for k, v in c.items()} for c in res.unknown_candidates],
-        "stats": dict(res.stats.__dict__), "wall_s": time.perf_counter() - t0,
-        "shared_out": xs["out"], "shared_in": xs["in"], "exchange_s": xs["s"], "worker": me,
-    }
+    return CubeResult(res.status, tuple({k: str(v) for k, v in s.holes.items()} for s in res.solutions),
+                      tuple({k: str(v) for k, v in c.items()} for c in res.unknown_candidates),
+                      dict(res.stats.__dict__), time.perf_counter() - t0,
+                      int(xs["out"]), int(xs["in"]), xs["s"], me)
 
 
 # -- the driver ------------------------------------------------------------------------------------
@@ -215,21 +226,22 @@ def synthesize_parallel(query: Query, opts: SynthOptions, ex: Executor,
             if not running:
                 break
             h, r = ex.wait_any(list(running))
+            assert isinstance(r, CubeResult)
             cube = running.pop(h)
             done += 1
             pst.cubes += 1
-            pst.shared_out += r["shared_out"]
-            pst.shared_in += r["shared_in"]
-            pst.exchange_s += r["exchange_s"]
-            pst.task_wall_s.append(r["wall_s"])
-            workers.add(r["worker"])
-            for k, v in r["stats"].items():
+            pst.shared_out += r.shared_out
+            pst.shared_in += r.shared_in
+            pst.exchange_s += r.exchange_s
+            pst.task_wall_s.append(r.wall_s)
+            workers.add(r.worker)
+            for k, v in r.stats.items():
                 setattr(stats, k, getattr(stats, k) + v)
-            for s in r["solutions"]:
+            for s in r.solutions:
                 cand = {k: Fraction(v) for k, v in s.items()}
                 solutions[tuple(sorted(cand.items()))] = cand
-            unknown.extend({k: Fraction(v) for k, v in c.items()} for c in r["unknown"])
-            if r["status"] != "complete":
+            unknown.extend({k: Fraction(v) for k, v in c.items()} for c in r.unknown)
+            if r.status != "complete":
                 parts = split_cube(cube, order) or [cube]
                 pst.resplits += len(parts) > 1
                 queue.extend(parts)
