@@ -120,3 +120,18 @@ def test_one_module_per_command() -> None:
     commands = set(sub.choices)  # type: ignore[union-attr]
     files = {p.stem for p in (PACKAGE / "cli").glob("*.py")} - {"__init__", "main", "common"}
     assert commands == {"list" if f == "list" else f for f in files}
+
+
+#: CLI modules every command may import: the entry point's shared glue
+CLI_SHARED = {"ccmatic.cli", "ccmatic.cli.common"}
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("ccmatic.cli.")))
+def test_command_modules_do_not_import_each_other(module: str) -> None:
+    """A command module imports only cli/common.py of the CLI layer (main imports
+    each command by name at run time); what two commands share lives in io/ or engine/."""
+    if module == "ccmatic.cli.main":
+        return
+    top, _ = imports(MODULES[module])
+    others = sorted({t for n in top if (t := resolve(n)) is not None and t.startswith("ccmatic.cli")} - CLI_SHARED)
+    assert not others, f"{module} imports the command module(s) {others}: move what they share to io/ or engine/"

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from helpers import run_cli as run
 
-from ccmatic.cli.evaluate import report_progress
+from ccmatic.io.runs import report_progress
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"

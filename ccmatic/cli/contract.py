@@ -15,8 +15,11 @@ import time
 from typing import Any, TextIO
 
 from ccmatic.cli.common import Subparsers, executor_options, jobs_arg, library
-from ccmatic.cli.evaluate import run_in_order
-from ccmatic.cli.simulate import (
+from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.files import PLOT_SUFFIXES, output_file
+from ccmatic.io.contract_plots import plot_contract
+from ccmatic.io.runs import run_in_order
+from ccmatic.io.sim_args import (
     check_buffer,
     check_flows,
     check_seed,
@@ -25,10 +28,7 @@ from ccmatic.cli.simulate import (
     number_list,
     positive_number,
 )
-from ccmatic.cli.simulate import load_sim_cca as load_cca_arg
-from ccmatic.core.errors import Loc, SpecError
-from ccmatic.core.files import PLOT_SUFFIXES, output_file
-from ccmatic.io.contract_plots import plot_contract
+from ccmatic.io.sim_args import load_sim_cca as load_cca_arg
 from ccmatic.sim.contract import (
     STATS,
     ContractTask,
@@ -118,7 +118,7 @@ def cmd_contract(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
     jobs = jobs_arg(args, os.cpu_count() or 1)
     t0 = time.perf_counter()
-    rows = run_in_order(args, run_contract_task, tasks, err, jobs)
+    rows = run_in_order(run_contract_task, tasks, jobs, args.executor, args.address, None if args.json else err)
     wall = time.perf_counter() - t0
     res = analyze(rows, q)
     if args.plot:

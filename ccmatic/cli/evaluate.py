@@ -12,12 +12,15 @@ import argparse
 import json
 import os
 import time
-from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Literal, TextIO, TypeVar
+from typing import Any, Literal, TextIO
 
 from ccmatic.cli.common import Subparsers, executor_options, jobs_arg, library
-from ccmatic.cli.simulate import (
+from ccmatic.core.errors import Loc, SpecError
+from ccmatic.io.library import Library
+from ccmatic.io.proofs import load_proof
+from ccmatic.io.runs import run_in_order
+from ccmatic.io.sim_args import (
     check_buffer,
     check_flows,
     check_seed,
@@ -27,10 +30,6 @@ from ccmatic.cli.simulate import (
     out_dir,
     positive_number,
 )
-from ccmatic.core.errors import Loc, SpecError
-from ccmatic.engine.parallel.executor import make_executor, map_unordered
-from ccmatic.io.library import Library
-from ccmatic.io.proofs import load_proof
 from ccmatic.io.sim_plots import plot_grid
 from ccmatic.sim.grid import (
     GRID_BUFFER,
@@ -42,8 +41,6 @@ from ccmatic.sim.grid import (
     run_task,
 )
 from ccmatic.sim.records import SimConfig
-
-T_ = TypeVar("T_")
 
 #: CCA -> (proof, the steady state's form, its constants, the link it is proved on)
 PROOFS: dict[str, tuple[str, Literal["rate_beliefs", "cbr_beliefs"], tuple[str, ...], str | None]] = {
@@ -86,35 +83,6 @@ def _grid(flag: str, text: str | None, default: tuple[Any, ...], frac: bool = Fa
     return vals if frac else floats
 
 
-def run_in_order(args: argparse.Namespace, fn: Callable[[T_], dict[str, Any]], tasks: list[T_], err: TextIO,
-                 jobs: int) -> list[dict[str, Any]]:
-    """``fn`` over ``tasks`` on the executor of ``--executor``/``--address`` with
-    ``jobs`` workers, with a progress line (unless ``--json``); the rows in task order."""
-    ex = make_executor(args.executor, jobs, args.address)
-    rows: dict[int, dict[str, Any]] = {}
-    try:
-        for n, (i, row) in enumerate(map_unordered(ex, fn, tasks), start=1):
-            rows[i] = row
-            if not args.json:
-                report_progress(err, n, len(tasks))
-    except BaseException:  # an interrupt: end the progress line before the report
-        if rows and not args.json and len(rows) < len(tasks) and err.isatty():
-            err.write("\n")
-        raise
-    finally:
-        ex.close()
-    return [rows[i] for i in range(len(tasks))]
-
-
-def report_progress(err: TextIO, n: int, total: int) -> None:
-    """``n/total runs``: rewritten in place on a terminal; elsewhere (a log) a line at
-    every tenth of the grid and at its end."""
-    if err.isatty():
-        err.write(f"\r  {n}/{total} runs" + ("\n" if n == total else ""))
-    elif n == total or (n * 10) // total != ((n - 1) * 10) // total:
-        err.write(f"  {n}/{total} runs\n")
-
-
 def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lib = library(args)
     progs = [load_sim_cca(lib, n) for n in args.ccas]
@@ -132,7 +100,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     tasks = [Task(p.path, p.name, kind, c, r, b, duration, args.flows, args.seed, p.source.text, bounds.get(p.name))
              for p in progs for c in Cs for r in Rs for b in Bs]
     t0 = time.perf_counter()
-    ordered = run_in_order(args, run_task, tasks, err, jobs)
+    ordered = run_in_order(run_task, tasks, jobs, args.executor, args.address, None if args.json else err)
     wall = time.perf_counter() - t0
     checks = check_bounds(ordered, bounds)
     data = {"grid": {"C_mbps": Cs, "R_ms": Rs, "buffer_bdp": [str(b) for b in Bs], "model": args.model,

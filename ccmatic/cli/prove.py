@@ -18,7 +18,7 @@ from ccmatic.cli.common import (
     solver_options,
 )
 from ccmatic.core.files import output_dir
-from ccmatic.engine.parallel.executor import Executor, make_executor
+from ccmatic.engine.parallel.executor import chosen_executor
 from ccmatic.engine.proof.prove import (
     INITIAL,
     LemmaReport,
@@ -69,13 +69,6 @@ def proof_text(rep: ProofReport) -> str:
     return "\n".join(lines)
 
 
-def executor(args: argparse.Namespace, jobs: int) -> Executor | None:
-    """The executor of --executor/--address (None: the default local processes)."""
-    if args.executor == "local" and not args.address:
-        return None
-    return make_executor(args.executor, jobs, args.address)
-
-
 def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     proof, _lib = load_proof_arg(args)
     opts = run_options(args)
@@ -98,7 +91,7 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             err.write(f"checking {proof.name}: {n} lemma(s) at T={proof.T}, {min(jobs, n)} job(s) ...\n")
             err.flush()
 
-    ex = executor(args, jobs)
+    ex = chosen_executor(args.executor, jobs, args.address)
     try:
         rep = prove(proof, opts, jobs, args.cache, on_lemma, only or None, on_start, ex)
     finally:

@@ -19,10 +19,9 @@ from ccmatic.cli.common import (
     run_options,
     solver_options,
 )
-from ccmatic.cli.prove import executor
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import output_dir
-from ccmatic.engine.parallel.executor import LocalExecutor
+from ccmatic.engine.parallel.executor import LocalExecutor, chosen_executor
 from ccmatic.engine.proof.cache import ResultCache
 from ccmatic.engine.proof.prove import default_jobs
 from ccmatic.engine.proof.search import Probe, Searcher, SearchReport
@@ -74,7 +73,7 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         vals = [frac_arg("--grid", x) for x in args.grid.split(",") if x.strip()]
         if not vals:
             raise SpecError(Loc("--grid"), "the grid is empty", "e.g. --grid 0.5,0.6,0.7")
-        ex = executor(args, jobs) if (jobs > 1 or args.executor != "local") else None
+        ex = chosen_executor(args.executor, jobs, args.address) if (jobs > 1 or args.executor != "local") else None
         if ex is None and jobs > 1:
             ex = LocalExecutor(jobs)
         try:

@@ -16,63 +16,36 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from fractions import Fraction
-from pathlib import Path
 from typing import Any, TextIO
 
 from ccmatic.cli.common import Subparsers, library
 from ccmatic.core.errors import Loc, SpecError
-from ccmatic.core.files import PLOT_SUFFIXES, output_dir, output_file
-from ccmatic.core.limits import (
-    MAX_SIM_CELLS,
-    MAX_SIM_FLOWS,
-    MAX_SIM_TICKS,
-    SIM_BYTES_PER_CELL,
-)
+from ccmatic.core.files import PLOT_SUFFIXES, output_file
 from ccmatic.io import sim_topology as topo
-from ccmatic.io.library import Library
+from ccmatic.io.sim_args import (
+    agg_kind,
+    check_buffer,
+    check_flows,
+    check_seed,
+    check_size,
+    check_warmup,
+    finite_number,
+    link_kind,
+    load_sim_cca,
+    number_list,
+    positive_number,
+)
 from ccmatic.io.sim_plots import plot_run
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
 from ccmatic.sim.fine import simulate
-from ccmatic.sim.links import (
-    AGG_KINDS,
-    LINK_KINDS,
-    AggKind,
-    Link,
-    LinkKind,
-    RateSchedule,
-)
+from ccmatic.sim.links import LINK_KINDS, Link, LinkKind, RateSchedule
 from ccmatic.sim.metrics import metrics
 from ccmatic.sim.records import Flow, SimConfig, model_warnings
 from ccmatic.sim.topology import hop_metrics
-from ccmatic.spec.cca import CcaProgram, load_cca
+from ccmatic.spec.cca import CcaProgram
 
 MAX_RATE_CHANGES = 10_000
 SCHEDULE_FORMS = "give T1:C1,T2:C2,... (seconds:Mbit/s, e.g. 10:96,20:48) or double-halve:P (P seconds)"
-MODEL_ALIASES: dict[str, LinkKind] = {"ideal": "ideal", "cbr_delay": "cbr_delay", "cbr-delay": "cbr_delay",
-                                      "ack_agg": "ack_agg", "ack-agg": "ack_agg", "aggregation": "ack_agg"}
-
-
-def _number(text: str) -> float | None:
-    """A finite number, or None."""
-    try:
-        v = float(Fraction(text.strip()))
-    except (ValueError, ZeroDivisionError, OverflowError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def positive_number(flag: str, text: str, allow_zero: bool = False, hint: str | None = None) -> float:
-    v = _number(text)
-    if v is None:
-        raise SpecError(Loc(flag), f"expected a finite number, got {text!r}", hint)
-    if v < 0 or (v == 0 and not allow_zero):
-        raise SpecError(Loc(flag), f"must be {'non-negative' if allow_zero else 'positive'}, got {text}", hint)
-    return v
-
-
-def number_list(flag: str, text: str, allow_zero: bool = False, hint: str | None = None) -> list[float]:
-    return [positive_number(flag, x.strip(), allow_zero, hint) for x in text.split(",") if x.strip()]
 
 
 def rate_schedule(text: str, C: float, duration: float) -> RateSchedule:
@@ -82,7 +55,7 @@ def rate_schedule(text: str, C: float, duration: float) -> RateSchedule:
 
     head, _, rest = text.strip().partition(":")
     if head.strip() == "double-halve":
-        P = _number(rest)
+        P = finite_number(rest)
         if P is None or P <= 0:
             raise bad(f"double-halve needs a positive period in seconds, got {rest!r}", "e.g. double-halve:20")
         n = math.ceil(duration / P) - 1  # change points k·P < duration
@@ -99,7 +72,7 @@ def rate_schedule(text: str, C: float, duration: float) -> RateSchedule:
     points = [(0.0, C)]
     for e in entries:
         t_text, colon, c_text = e.partition(":")
-        t, c = _number(t_text), _number(c_text)
+        t, c = finite_number(t_text), finite_number(c_text)
         if not colon or t is None:
             raise bad(f"expected T:C (seconds:Mbit/s), got {e!r}")
         if c is None or c <= 0:
@@ -120,59 +93,6 @@ def describe_schedule(sched: RateSchedule, spec: str, shown: int = 4) -> str:
     ch = [f"{c * 8 / 1e6:g}{' Mbit/s' if i == 0 else ''} at {t:g} s" for i, (t, c) in enumerate(sched.points[1:])]
     more = f", ... ({len(ch)} changes)" if len(ch) > shown else ""
     return f"rate schedule {spec}: {', '.join(ch[:shown])}{more}"
-
-
-def check_seed(seed: int) -> int:
-    if seed < 0:
-        raise SpecError(Loc("--seed"), f"the seed must be a non-negative integer, got {seed}")
-    return seed
-
-
-def check_flows(n: int) -> int:
-    if n < 1:
-        raise SpecError(Loc("--flows"), f"need at least one flow, got {n}")
-    if n > MAX_SIM_FLOWS:
-        raise SpecError(Loc("--flows"), f"{n:,} flows is over the simulator's limit of {MAX_SIM_FLOWS:,}")
-    return n
-
-
-def check_size(duration: float, R_min: float, flows: int, ticks_per_rtt: int = SimConfig.ticks_per_rtt) -> None:
-    """Refuse a run whose tick count or series would not fit, before allocating."""
-    ticks = math.ceil(duration / (R_min / ticks_per_rtt))
-    if ticks > MAX_SIM_TICKS or ticks * flows > MAX_SIM_CELLS:
-        raise SpecError(Loc("--duration"), f"{duration:g} s at R = {R_min * 1000:g} ms is {ticks:,} ticks of R/"
-                        f"{ticks_per_rtt} for {flows} flow(s), over the simulator's limit of {MAX_SIM_TICKS:,} ticks "
-                        f"and {MAX_SIM_CELLS:,} ticks × flows (about "
-                        f"{MAX_SIM_CELLS * SIM_BYTES_PER_CELL / 2**30:.1f} GiB)",
-                        "shorten --duration or lengthen --R")
-
-
-def check_warmup(warmup: float, duration: float) -> float:
-    if warmup >= duration:
-        raise SpecError(Loc("--warmup"), f"warmup {warmup:g} s leaves nothing of the {duration:g} s run to measure",
-                        "make --warmup shorter than --duration")
-    return warmup
-
-
-def out_dir(text: str) -> Path:
-    return output_dir("--out", text)
-
-
-def link_kind(text: str) -> LinkKind:
-    k = MODEL_ALIASES.get(text)
-    if k is None:
-        raise SpecError(Loc("--model"), f"unknown link model {text!r}", f"use one of {', '.join(LINK_KINDS)}")
-    return k
-
-
-def agg_kind(text: str, kind: LinkKind) -> AggKind:
-    """``--agg``: how the ack_agg link spaces its releases."""
-    if text not in AGG_KINDS:
-        raise SpecError(Loc("--agg"), f"unknown aggregation {text!r}", f"use one of {', '.join(AGG_KINDS)}")
-    if text != "uniform" and kind != "ack_agg":
-        raise SpecError(Loc("--agg"), f"--agg {text} spaces the releases of the ack_agg link, not of {kind}",
-                        "add --model ack_agg")
-    return text
 
 
 def jitter_bounds(text: str | None, kind: LinkKind, Rs: list[float], nflows: int) -> tuple[float, list[float | None]]:
@@ -198,15 +118,6 @@ def buffer_bytes(text: str, bdp: float, mss: float) -> float | None:
     return b * bdp
 
 
-def check_buffer(b: float, bdp: float, mss: float) -> None:
-    """A drop-tail buffer admits whole packets: one that holds none drops everything,
-    and a run on it means nothing."""
-    if b * bdp < mss:
-        raise SpecError(Loc("--buffer"), f"a buffer of {b:g} BDP is {b * bdp:.0f} bytes, less than one packet "
-                        f"({mss:g} bytes): every packet would be dropped",
-                        f"give at least {mss / bdp:.3g} BDP (one packet) here, or 'inf'")
-
-
 def plot_states(args: argparse.Namespace, progs: list[CcaProgram]) -> tuple[str, ...]:
     """The state variables ``--plot-state`` names: each must be one of some flow's CCA."""
     if args.plot_state is None:
@@ -220,17 +131,6 @@ def plot_states(args: argparse.Namespace, progs: list[CcaProgram]) -> tuple[str,
             raise SpecError(Loc("--plot-state"), f"no simulated CCA has a state variable {n!r}",
                             f"use one of {', '.join(known)}" if known else "these CCAs have no state variables")
     return names
-
-
-def load_sim_cca(lib: Library, name: str) -> CcaProgram:
-    p = lib.find("templates", name)
-    if p is None:
-        raise SpecError(Loc(name), "CCA file not found", "give a path or a name from 'ccmatic list'")
-    prog = load_cca(p)
-    if prog.is_template:
-        first = next(iter(prog.holes.values()))
-        raise SpecError(first.loc, f"'{prog.name}' is a template with holes", "simulate a concrete CCA (a synth solution)")
-    return prog
 
 
 def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
