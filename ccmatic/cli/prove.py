@@ -12,9 +12,11 @@ from ccmatic.cli.common import (
     Subparsers,
     executor_options,
     exit_code,
+    input_lines,
     jobs_arg,
     load_proof_arg,
     run_options,
+    scenario_inputs,
     solver_options,
 )
 from ccmatic.core.files import output_dir
@@ -97,7 +99,9 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     finally:
         if ex is not None:
             ex.close()
-    out.write(json.dumps(rep.json(), indent=2) + "\n" if args.json else proof_text(rep) + "\n")
+    inputs = scenario_inputs(proof.scenario, "proof")
+    out.write(json.dumps({**rep.json(), "inputs": inputs}, indent=2) + "\n" if args.json
+              else proof_text(rep) + "\n" + input_lines(args, inputs))
     return exit_code(rep.verdict)
 
 

@@ -14,9 +14,11 @@ from ccmatic.cli.common import (
     Subparsers,
     executor_options,
     frac_arg,
+    input_lines,
     jobs_arg,
     load_proof_arg,
     run_options,
+    scenario_inputs,
     solver_options,
 )
 from ccmatic.core.errors import Loc, SpecError
@@ -87,7 +89,9 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if lo is None or hi is None:
             raise SpecError(c.loc, f"constant '{c.name}' has no range", "add range = [lo, hi], or give --lo and --hi")
         rep = s.run(lo, hi, frac_arg("--tol", args.tol), on_probe)
-    out.write(json.dumps(rep.json(), indent=2) + "\n" if args.json else search_text(rep) + "\n")
+    inputs = scenario_inputs(proof.scenario, "proof")
+    out.write(json.dumps({**rep.json(), "inputs": inputs}, indent=2) + "\n" if args.json
+              else search_text(rep) + "\n" + input_lines(args, inputs))
     if rep.proved is None:
         return EXIT_CEX if rep.counterexample is not None else EXIT_UNKNOWN
     return EXIT_OK

@@ -50,6 +50,7 @@ class Scenario:
     periodic: int | None = None
     initial: Initial = field(default_factory=Initial)
     assumptions: tuple[Source, ...] = ()
+    model_path: str = ""  # the model file it was read from ("": built in code)
 
 
 class OnScenario:

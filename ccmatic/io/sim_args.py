@@ -113,7 +113,7 @@ def check_buffer(b: float, bdp: float, mss: float) -> None:
 def load_sim_cca(lib: Library, name: str) -> CcaProgram:
     p = lib.find("templates", name)
     if p is None:
-        raise SpecError(Loc(name), "CCA file not found", "give a path or a name from 'ccmatic list'")
+        raise SpecError(Loc(name), "CCA file not found", lib.not_found_hint("templates", name))
     prog = load_cca(p)
     if prog.is_template:
         first = next(iter(prog.holes.values()))
