@@ -22,6 +22,7 @@ from ccmatic.io.runs import run_in_order
 from ccmatic.io.sim_args import (
     check_buffer,
     check_flows,
+    check_milliseconds,
     check_seed,
     check_size,
     link_kind,
@@ -70,7 +71,7 @@ def _buffer(text: str) -> float | None:
 def tasks_of(args: argparse.Namespace) -> tuple[list[ContractTask], dict[str, Any]]:
     """The runs (C × R × N), checked, and the grid as JSON."""
     prog = load_cca_arg(library(args), args.cca)
-    Cs, Rs, Ns = _nonempty("--C", args.C), _nonempty("--R", args.R), _flows(args.flows)
+    Cs, Rs, Ns = _nonempty("--C", args.C), check_milliseconds("--R", _nonempty("--R", args.R)), _flows(args.flows)
     if len(Cs) * len(Rs) * len(Ns) < 2:
         raise SpecError(Loc("--C"), "one run gives one fixed point: a contract needs at least 2 runs to fit",
                         "give several --C or --flows values, e.g. --C 24,48,96 --flows 2,4,8")

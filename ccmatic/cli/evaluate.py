@@ -23,6 +23,7 @@ from ccmatic.io.runs import run_in_order
 from ccmatic.io.sim_args import (
     check_buffer,
     check_flows,
+    check_milliseconds,
     check_seed,
     check_size,
     link_kind,
@@ -87,7 +88,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lib = library(args)
     progs = [load_sim_cca(lib, n) for n in args.ccas]
     kind = link_kind(args.model)
-    Cs, Rs = _grid("--C", args.C, GRID_C), _grid("--R", args.R, GRID_R)
+    Cs, Rs = _grid("--C", args.C, GRID_C), check_milliseconds("--R", _grid("--R", args.R, GRID_R))
     Bs = _grid("--buffer", args.buffer, GRID_BUFFER, frac=True)
     check_buffer(float(min(Bs)), min(Cs) * 1e6 / 8 * min(Rs) / 1000, SimConfig.mss)  # the grid's smallest
     duration = positive_number("--duration", args.duration)

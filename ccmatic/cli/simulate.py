@@ -32,7 +32,7 @@ from ccmatic.io.sim_args import (
     finite_number,
     link_kind,
     load_sim_cca,
-    number_list,
+    milliseconds,
     positive_number,
 )
 from ccmatic.io.sim_plots import plot_run
@@ -101,7 +101,7 @@ def jitter_bounds(text: str | None, kind: LinkKind, Rs: list[float], nflows: int
     its own."""
     if text is None:
         return (0.0 if kind == "ideal" else min(Rs)), [None] * nflows
-    Ds = [d / 1000 for d in number_list("--D", text, True, "give milliseconds, 0 for no jitter: 32 or 32,0,0")]
+    Ds = [d / 1000 for d in milliseconds("--D", text, True, "give milliseconds, 0 for no jitter: 32 or 32,0,0")]
     if len(Ds) == 1:
         return Ds[0], [None] * nflows
     if len(Ds) != nflows:
@@ -137,7 +137,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lib = library(args)
     names = [args.cca] + list(args.with_cca or [])
     progs = [load_sim_cca(lib, n) for n in names]
-    Rs = [r / 1000 for r in number_list("--R", args.R)]
+    Rs = [r / 1000 for r in milliseconds("--R", args.R)]
     kind_t, hops = topo.topology(args.topology, args.hops)
     nflows = check_flows(topo.flow_count(args.flows, kind_t, hops))
     check_seed(args.seed)
@@ -230,7 +230,7 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
     s.add_argument("--rate-schedule", metavar="SPEC", default=None,
                    help="C over time: T1:C1,T2:C2,... (seconds:Mbit/s; --C before T1), or double-halve:P "
                    "(C, 2C, C, 2C, ... switching every P seconds)")
-    s.add_argument("--R", default="40", help="RTprop in ms, or one per flow: 20,40 (default 40)")
+    s.add_argument("--R", default="40", help="RTprop in ms (at least 1), or one per flow: 20,40 (default 40)")
     s.add_argument("--D", default=None, help="jitter / aggregation bound in ms (default: R; 0 on the ideal link); "
                    "one per flow, e.g. 32,0,0, gives each flow its own jitter box (0: none)")
     s.add_argument("--agg", default="uniform", help="ack_agg releases: uniform (every agg_k, uniform in [0, D); "

@@ -48,6 +48,21 @@ def number_list(flag: str, text: str, allow_zero: bool = False, hint: str | None
     return [positive_number(flag, x.strip(), allow_zero, hint) for x in text.split(",") if x.strip()]
 
 
+def check_milliseconds(flag: str, values: list[float]) -> list[float]:
+    """``--R``/``--D`` are in milliseconds: a value between 0 and 1 is almost surely
+    seconds (0.04 for 40 ms), and the simulator takes no delay under 1 ms."""
+    for v in values:
+        if 0 < v < 1:
+            raise SpecError(Loc(flag), f"{v:g} ms is less than 1 ms: {flag} is in milliseconds",
+                            f"{flag} {v * 1000:g} for {v * 1000:g} ms")
+    return values
+
+
+def milliseconds(flag: str, text: str, allow_zero: bool = False, hint: str | None = None) -> list[float]:
+    """A comma-separated list of delays in ms (see :func:`check_milliseconds`)."""
+    return check_milliseconds(flag, number_list(flag, text, allow_zero, hint))
+
+
 def check_seed(seed: int) -> int:
     if seed < 0:
         raise SpecError(Loc("--seed"), f"the seed must be a non-negative integer, got {seed}")
