@@ -3,6 +3,8 @@ behaviour, with the exact line printed and the exit code."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from helpers import run_cli
 
@@ -29,3 +31,29 @@ def test_zero_jitter_is_still_accepted() -> None:
     code, out, err = run_cli("simulate", "aimd", "--model", "ack_agg", "--D", "0", "--duration", "1")
     assert code == 0, err
     assert "D=0 ms" in out
+
+
+def test_prove_announces_what_it_checks_and_reports_each_verdict_once() -> None:
+    """aimd-ccac has 3 lemmas and [initial] conditions: the announcement counts the
+    '[initial] holds again' check too; each verdict is on stdout once, stderr has
+    progress lines without verdicts."""
+    code, out, err = run_cli("prove", "aimd-ccac", "--jobs", "1")
+    assert code == 0, err
+    lines = err.splitlines()
+    assert lines[0] == "checking aimd-ccac: 3 lemmas and '[initial] holds again' at T=10, 1 job(s) ..."
+    assert len(lines) == 5 and lines[-1].endswith(", 0 to go")
+    assert not any(v in err for v in ("proved", "COUNTEREXAMPLE", "UNKNOWN"))
+    for name in ("shrink", "stay", "bounded", "[initial] holds again"):
+        assert sum(ln.strip().startswith(f"lemma {name} ") for ln in out.splitlines()) == 1
+
+
+def test_search_prints_each_probe_verdict_once() -> None:
+    """search: the verdict of each probe is on stdout only; stderr counts the probes."""
+    code, out, err = run_cli("search", "aimd-ccac", "--lemma", "shrink", "--constant", "wmax", "--grid", "2,3")
+    assert code == 0, err
+    shown = [re.fullmatch(r"  probe (\d): wmax = (\d) checked \(\d+\.\ds\)", ln) for ln in err.splitlines()]
+    assert all(shown) and sorted((m[1], m[2]) for m in shown if m) in ([("1", "2"), ("2", "3")], [("1", "3"), ("2", "2")])
+    assert "counterexample" not in err and "proved" not in err
+    verdicts = {ln.split("(")[1].split(")")[0]: ln.split(":")[1].split()[0]
+                for ln in out.splitlines() if ln.startswith("  wmax =")}
+    assert verdicts == {"2": "counterexample", "3": "proved"}

@@ -27,7 +27,7 @@ from ccmatic.core.options import CHECK_TIMEOUT_S, RunOptions
 from ccmatic.core.proof import Proof
 from ccmatic.core.results import EXIT_CODES, EXIT_INPUT, Verdict
 from ccmatic.core.scenario import Query, Scenario
-from ccmatic.io.library import PACKAGED, Library
+from ccmatic.io.library import PACKAGED, PATH_GIVEN, Library
 from ccmatic.io.objectives import load_objectives
 from ccmatic.io.proofs import load_proof
 from ccmatic.io.queries import load_query
@@ -110,11 +110,11 @@ def scenario_inputs(scenario: Scenario, kind: str = "query") -> dict[str, str]:
 
 
 def input_lines(args: argparse.Namespace, inputs: dict[str, str]) -> str:
-    """Text lines naming the files that are not the packaged copy (where a bare name
-    found the user's own file first)."""
+    """Text lines naming the files a name found in a library folder other than the
+    packaged copy (the current directory's, --lib, $CCMATIC_LIB)."""
     lib = library(args)
     return "".join(f"  {k}: {p} ({why})\n" for k, p in inputs.items()
-                   if (why := lib.origin(Path(p))) != PACKAGED)
+                   if (why := lib.origin(Path(p))) not in (PACKAGED, PATH_GIVEN))
 
 
 def resolve_query(args: argparse.Namespace, name: str) -> Path:

@@ -71,6 +71,13 @@ def proof_text(rep: ProofReport) -> str:
     return "\n".join(lines)
 
 
+def checks_text(names: list[str]) -> str:
+    """'3 lemmas and [initial] holds again': what prove is about to check."""
+    lemmas = [n for n in names if n != INITIAL]
+    text = f"{len(lemmas)} lemma{'s' if len(lemmas) != 1 else ''}"
+    return f"{text} and '{INITIAL}'" if INITIAL in names else text
+
+
 def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     proof, _lib = load_proof_arg(args)
     opts = run_options(args)
@@ -82,15 +89,18 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if name != INITIAL:  # the pseudo-lemma "[initial] holds again" may be named too
             proof.lemma(name)
 
-    def on_lemma(r: LemmaReport) -> None:
+    total = [0]
+
+    def on_lemma(r: LemmaReport) -> None:  # progress only: the verdicts are on stdout, once
         if not args.json:
-            err.write(f"  lemma {r.name}: {mark(r.verdict)} ({r.time_s:.1f}s)\n")
+            total[0] -= 1
+            err.write(f"  {r.name} checked ({r.time_s:.1f}s), {total[0]} to go\n")
             err.flush()
 
-    def on_start() -> None:  # once everything is elaborated: an input error stays one line
+    def on_start(names: list[str]) -> None:  # once everything is elaborated: an input error stays one line
+        total[0] = n = len(names)
         if not args.json:
-            n = len(only) if only else len(proof.lemmas)
-            err.write(f"checking {proof.name}: {n} lemma(s) at T={proof.T}, {min(jobs, n)} job(s) ...\n")
+            err.write(f"checking {proof.name}: {checks_text(names)} at T={proof.T}, {min(jobs, n)} job(s) ...\n")
             err.flush()
 
     ex = chosen_executor(args.executor, jobs, args.address)

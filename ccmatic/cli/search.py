@@ -66,9 +66,12 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     c = proof.constants[args.constant]
     s = Searcher(proof, args.lemma, args.constant, opts, ResultCache(output_dir("--cache", args.cache)) if args.cache else None, args.easier)
 
-    def on_probe(p: Probe) -> None:
+    probes = [0]
+
+    def on_probe(p: Probe) -> None:  # progress only: the verdicts are on stdout, once
         if not args.json:
-            err.write(f"  {args.constant} = {p.value} ({float(p.value):.4g}): {p.verdict} ({p.time_s:.1f}s)\n")
+            probes[0] += 1
+            err.write(f"  probe {probes[0]}: {args.constant} = {p.value} checked ({p.time_s:.1f}s)\n")
             err.flush()
 
     if args.grid:

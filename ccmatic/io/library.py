@@ -28,6 +28,7 @@ from pathlib import Path
 
 KINDS = {"models": ".toml", "templates": ".cca", "queries": ".toml", "proofs": ".toml", "objectives": ".toml"}
 PACKAGED = "packaged"
+PATH_GIVEN = "path given"  # the origin of a file outside every library folder
 
 
 def _cwd() -> Path | None:
@@ -77,7 +78,7 @@ class Library:
         for root, why in zip(self.roots, self.origins, strict=False):
             if any(p.is_relative_to(root.resolve() / kind) for kind in KINDS):
                 return why
-        return "path given"
+        return PATH_GIVEN
 
     def find(self, kind: str, name: str, relative_to: Path | None = None) -> Path | None:
         """Resolve ``name`` (a path, or a bare name looked up in ``kind``); with
