@@ -3,7 +3,9 @@ behaviour, with the exact line printed and the exit code."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from helpers import run_cli
@@ -57,3 +59,18 @@ def test_search_prints_each_probe_verdict_once() -> None:
     verdicts = {ln.split("(")[1].split(")")[0]: ln.split(":")[1].split()[0]
                 for ln in out.splitlines() if ln.startswith("  wmax =")}
     assert verdicts == {"2": "counterexample", "3": "proved"}
+
+
+def test_evaluate_says_which_bounds_it_checked_or_why_none(tmp_path: Path) -> None:
+    """evaluate names, per CCA, the proved bounds it checked, or why none: no proof
+    (aimd), or the runs are not on the proof's link (cc_probe_slow off cbr_delay)."""
+    code, out, err = run_cli("evaluate", "aimd", "cc_probe_slow", "--C", "24", "--R", "40", "--buffer", "2",
+                             "--duration", "1", "--jobs", "1", "--model", "ack_agg", "--out", tmp_path)
+    assert code == 0, err
+    assert ("  proved bounds of aimd: none (evaluate checks the steady-state bounds of cc_qdel (proof cc_qdel-ccac) "
+            "and cc_probe_slow (proof cc_probe_slow-cbrdelay))\n") in out
+    slow = next(ln for ln in out.splitlines() if ln.startswith("  proved bounds of cc_probe_slow ("))
+    assert slow.endswith("): not checked: they apply only on the cbr_delay link, and no run of this grid does")
+    notes = json.loads((tmp_path / "evaluate.json").read_text())["bound_checks"]
+    assert [(n["cca"], n["runs_checked"], bool(n["bounds"])) for n in notes] == \
+        [("aimd", 0, False), ("cc_probe_slow", 0, True)]

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
 from ccmatic.cli.common import Subparsers, executor_options, jobs_arg, library
@@ -84,7 +85,7 @@ def tasks_of(args: argparse.Namespace) -> tuple[list[ContractTask], dict[str, An
     kind = link_kind(args.model)
     tasks = [ContractTask(prog.path, prog.name, prog.source.text, kind, c, r, buf, n, duration, args.seed)
              for c in Cs for r in Rs for n in Ns]
-    grid = {"cca": prog.name, "model": kind, "C_mbps": Cs, "R_ms": Rs, "flows": Ns, "buffer_bdp": buf,
+    grid = {"cca": prog.name, "cca_file": str(Path(prog.path).resolve()), "model": kind, "C_mbps": Cs, "R_ms": Rs, "flows": Ns, "buffer_bdp": buf,
             "duration_s": duration, "seed": args.seed}
     return tasks, grid
 

@@ -13,6 +13,7 @@ import json
 import os
 import time
 from fractions import Fraction
+from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from ccmatic.cli.common import Subparsers, executor_options, jobs_arg, library
@@ -71,6 +72,27 @@ def proved_bounds(lib: Library, cca: str) -> ProvedBounds | None:
                         min_bdp, link)
 
 
+def bound_notes(ccas: list[str], bounds: dict[str, ProvedBounds], checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For each CCA: which proved bounds were checked, on how many runs, or why none
+    (no proof; the runs' link or buffer is not the proof's)."""
+    notes = []
+    for name in dict.fromkeys(ccas):
+        pb = bounds.get(name)
+        runs = len({(c["C_mbps"], c["R_ms"], c["buffer_bdp"]) for c in checks if c["cca"] == name})
+        if pb is None:
+            why = ("none (evaluate checks the steady-state bounds of "
+                   + " and ".join(f"{c} (proof {p[0]})" for c, p in PROOFS.items()) + ")")
+        elif runs == 0:
+            where = [f"on the {pb.link} link" if pb.link else "",
+                     f"with a buffer of at least {pb.min_buffer_bdp:g} BDP" if pb.min_buffer_bdp else ""]
+            why = f"not checked: they apply only {' and '.join(w for w in where if w)}, and no run of this grid does"
+        else:
+            why = f"checked on {runs} run(s), above"
+        notes.append({"cca": name, "proof": None if pb is None else pb.source,
+                      "bounds": [] if pb is None else list(pb.names()), "runs_checked": runs, "note": why})
+    return notes
+
+
 def _grid(flag: str, text: str | None, default: tuple[Any, ...], frac: bool = False) -> list[Any]:
     if text is None:
         return list(default)
@@ -104,22 +126,26 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ordered = run_in_order(run_task, tasks, jobs, args.executor, args.address, None if args.json else err)
     wall = time.perf_counter() - t0
     checks = check_bounds(ordered, bounds)
+    notes = bound_notes([p.name for p in progs], bounds, checks)
     data = {"grid": {"C_mbps": Cs, "R_ms": Rs, "buffer_bdp": [str(b) for b in Bs], "model": args.model,
                      "duration_s": duration, "flows": args.flows, "seed": args.seed, "executor": args.executor},
-            "wall_s": wall, "runs": ordered, "bounds": checks}
+            "wall_s": wall, "runs": ordered, "bounds": checks, "bound_checks": notes,
+            "inputs": {"cca": [str(Path(p.path).resolve()) for p in progs]}}
     (outdir / "evaluate.json").write_text(json.dumps(data, indent=2) + "\n")
     plots = plot_grid(ordered, outdir)
-    _report(args, out, outdir, ordered, checks, plots, wall, jobs)
+    _report(args, out, outdir, ordered, checks, notes, plots, wall, jobs)
     return 1 if any(c["holds"] is False for c in checks) else 0
 
 
 def _report(args: argparse.Namespace, out: TextIO, outdir: Any, rows: list[dict[str, Any]],
-            checks: list[dict[str, Any]], plots: list[Any], wall: float, jobs: int) -> None:
+            checks: list[dict[str, Any]], notes: list[dict[str, Any]], plots: list[Any], wall: float,
+            jobs: int) -> None:
     violated = [c for c in checks if c["holds"] is False]
     unreached = [c for c in checks if c["holds"] is None]
     if args.json:
         out.write(json.dumps({"out": str(outdir), "runs": len(rows), "wall_s": wall, "bounds_checked": len(checks),
                               "bounds_violated": violated, "bounds_not_reached": len(unreached),
+                              "bound_checks": notes,
                               "plots": [str(p) for p in plots]}, indent=2) + "\n")
         return
     out.write(f"{len(rows)} runs in {wall:.1f} s ({jobs} jobs) -> {outdir / 'evaluate.json'}\n")
@@ -136,6 +162,9 @@ def _report(args: argparse.Namespace, out: TextIO, outdir: Any, rows: list[dict[
                   f"{len(violated)} violated, {len(unreached)} runs did not reach the steady state\n")
         out.writelines(f"    VIOLATED {c['cca']} {c['bound']} at C={c['C_mbps']} R={c['R_ms']} "
                        f"buffer={c['buffer_bdp']} ({c['source']})\n" for c in violated)
+    for n in notes:
+        what = f" ({', '.join(n['bounds'])}; {n['proof']})" if n["bounds"] else ""
+        out.write(f"  proved bounds of {n['cca']}{what}: {n['note']}\n")
     out.writelines(f"  plot: {p}\n" for p in plots)
 
 

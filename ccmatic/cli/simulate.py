@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from pathlib import Path
 from typing import Any, TextIO
 
 from ccmatic.cli.common import Subparsers, library
@@ -176,7 +177,9 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         write_series(res, series)
     summary = run_summary(cfg, names, warm, warnings, args.rate_schedule)
     if args.json:
-        out.write(json.dumps({"config": summary, "metrics": {**m.json(), **topo.hops_json(hms)}}, indent=2) + "\n")
+        inputs = {"cca": [str(Path(p.path).resolve()) for p in progs]}
+        out.write(json.dumps({"config": summary, "metrics": {**m.json(), **topo.hops_json(hms)}, "inputs": inputs},
+                             indent=2) + "\n")
         return 0
     rates = f"C={args.C} Mbit/s" + ("" if sched is None else f" ({describe_schedule(sched, args.rate_schedule)})")
     Dtext = f"{D * 1000:g}" if own_D[0] is None else ",".join(f"{d * 1000:g}" for d in own_D if d is not None)
