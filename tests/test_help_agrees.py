@@ -74,3 +74,12 @@ def test_evaluate_says_which_bounds_it_checked_or_why_none(tmp_path: Path) -> No
     notes = json.loads((tmp_path / "evaluate.json").read_text())["bound_checks"]
     assert [(n["cca"], n["runs_checked"], bool(n["bounds"])) for n in notes] == \
         [("aimd", 0, False), ("cc_probe_slow", 0, True)]
+
+
+def test_bench_plot_says_where_the_plot_is(tmp_path: Path) -> None:
+    """bench --plot ends its text with 'plot: FILE', as every command that plots, and
+    writes the file."""
+    plot = tmp_path / "bench.png"
+    code, out, err = run_cli("bench", "aimd-ccac-premature-loss", "--horizons", "4,5", "--plot", plot)
+    assert code == 0, err
+    assert out.splitlines()[-1] == f"plot: {plot}" and plot.stat().st_size > 0
