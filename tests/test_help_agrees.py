@@ -83,3 +83,12 @@ def test_bench_plot_says_where_the_plot_is(tmp_path: Path) -> None:
     code, out, err = run_cli("bench", "aimd-ccac-premature-loss", "--horizons", "4,5", "--plot", plot)
     assert code == 0, err
     assert out.splitlines()[-1] == f"plot: {plot}" and plot.stat().st_size > 0
+
+
+def test_lowercase_booleans_in_a_cca_say_how_to_write_them(tmp_path: Path) -> None:
+    """A CCA writes True/False (docs/language.md); 'true' gets a hint, not only 'unknown name'."""
+    f = tmp_path / "tf.cca"
+    f.write_text("flag: bool = False\nif flag:\n    cwnd = 2 * MSS\nelse:\n    cwnd = 3 * MSS\nflag = true\n")
+    assert run_cli("check", f) == (2, "", f"{f}:6:8: error: unknown name 'true' (hint: write True, as in Python)\n")
+    f.write_text(f.read_text().replace("flag = true", "flag = True"))
+    assert run_cli("check", f)[0] == 0
