@@ -3,12 +3,21 @@ behaviour, with the exact line printed and the exit code."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 import re
+import signal
+from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import run_cli
+
+from ccmatic.core.limits import MAX_HOLE_VALUES
+from ccmatic.spec.cca import load_cca
 
 
 @pytest.mark.parametrize(("argv", "line"), [
@@ -92,3 +101,47 @@ def test_lowercase_booleans_in_a_cca_say_how_to_write_them(tmp_path: Path) -> No
     assert run_cli("check", f) == (2, "", f"{f}:6:8: error: unknown name 'true' (hint: write True, as in Python)\n")
     f.write_text(f.read_text().replace("flag = true", "flag = True"))
     assert run_cli("check", f)[0] == 0
+
+
+def test_a_large_hole_domain_loads(tmp_path: Path) -> None:
+    """A written-out domain of 200,000 values loads whole (each value exact), and a
+    range over the stated limit of values is one error line."""
+    f = tmp_path / "big.cca"
+    f.write_text("?k = {" + ", ".join(str(i - 100_000) for i in range(200_000)) + ", 0.1}\nrate = ?k * MSS / R\n")
+    code, out, err = run_cli("check", f, "--json")
+    assert code == 0, err
+    assert json.loads(out)["hole_values"] == {"k": 200_001}
+    dom = load_cca(f).holes["k"].domain
+    assert dom is not None and dom[0] == -100_000 and dom[-2] == 99_999 and dom[-1] == Fraction(1, 10)
+    f.write_text(f"?k = range(0, {MAX_HOLE_VALUES + 1})\nrate = ?k * MSS / R\n")
+    line = (f"{f}:1:6: error: a hole domain of {MAX_HOLE_VALUES + 1:,} values is over the limit of "
+            f"{MAX_HOLE_VALUES:,} (hint: give a coarser range (a step) or fewer values)\n")
+    assert run_cli("check", f) == (2, "", line)
+    f.write_text(f"?k = range(0, {MAX_HOLE_VALUES})\nrate = ?k * MSS / R\n")
+    assert run_cli("check", f)[0] == 0
+
+
+def _term_self_then(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` after a SIGTERM to this process (delivered at the next bytecode)."""
+    def wrapped(*a: Any, **kw: Any) -> Any:
+        os.kill(os.getpid(), signal.SIGTERM)
+        return fn(*a, **kw)
+    return wrapped
+
+
+@pytest.mark.parametrize("where", ["ccmatic.spec.source.check_depth", "ccmatic.cli.main.build_parser"])
+def test_sigterm_while_loading_says_interrupted(where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGTERM while the template is parsed, or while the command's module is still
+    being loaded: 'interrupted (SIGTERM)', exit 3, no traceback."""
+    module, _, name = where.rpartition(".")
+    target = importlib.import_module(module)
+    monkeypatch.setattr(target, name, _term_self_then(getattr(target, name)))
+
+    def unhandled(signum: int, frame: object) -> None:  # a signal ccmatic did not catch (not: kill pytest)
+        raise AssertionError("SIGTERM reached the handler outside ccmatic")
+
+    old = signal.signal(signal.SIGTERM, unhandled)
+    try:
+        assert run_cli("check", "tpl_ccac_2expr") == (3, "", "interrupted (SIGTERM)\n")
+    finally:
+        signal.signal(signal.SIGTERM, old)
