@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import run_cli
+from helpers import ROOT, run_cli
 
 from ccmatic.core.limits import MAX_HOLE_VALUES
 from ccmatic.spec.cca import load_cca
@@ -145,3 +145,11 @@ def test_sigterm_while_loading_says_interrupted(where: str, monkeypatch: pytest.
         assert run_cli("check", "tpl_ccac_2expr") == (3, "", "interrupted (SIGTERM)\n")
     finally:
         signal.signal(signal.SIGTERM, old)
+
+
+def test_lowercase_booleans_in_a_query_formula_say_how_to_write_them(tmp_path: Path) -> None:
+    """A formula in a query writes True/False too; 'true' gets the same hint."""
+    q = tmp_path / "q.toml"
+    q.write_text((ROOT / "queries" / "verify" / "aimd-ccac-premature-loss.toml").read_text()
+                 .replace('assume = ["MSS', 'assume = ["finite_buffer == true", "MSS', 1))
+    assert run_cli("check", q) == (2, "", f"{q}:6:29: error: unknown name 'true' (hint: write True, as in Python)\n")

@@ -221,11 +221,6 @@ class Elaborator:
             return Typed.num(Fraction(self.loop_vars[node.id]))
         if node.id in ("True", "False"):
             return Typed.boolean(node.id == "True")
-        if node.id in ("true", "false"):  # TOML's spelling, in a formula or CCA
-            try:
-                return self.scope.name(node.id, node)
-            except SpecError:
-                raise self.err(node, f"unknown name '{node.id}'", f"write {node.id.capitalize()}, as in Python") from None
         if node.id.startswith(HOLE_PREFIX):
             name = node.id[len(HOLE_PREFIX):]
             v = self.scope.hole(name, node)

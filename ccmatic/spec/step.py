@@ -85,6 +85,8 @@ def unknown_name_error(loc: Loc, ident: str, undefined: set[str], local_names: l
     if ident in undefined:
         return SpecError(loc, f"'{ident}' may be undefined here (assigned only in some branches)",
                          "assign it before the if, or in every branch")
+    if ident in ("true", "false"):  # TOML's spelling
+        return SpecError(loc, f"unknown name '{ident}'", f"write {ident.capitalize()}, as in Python")
     sim_names = [*SIM_OBSERVATIONS, *SIM_PARAMETERS] if sim else []
     known = [*OBSERVATIONS, *OUTPUTS, *VISIBLE_PARAMS, *sim_names, *local_names]
     close = difflib.get_close_matches(ident, known, n=1)
