@@ -127,25 +127,26 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     wall = time.perf_counter() - t0
     checks = check_bounds(ordered, bounds)
     notes = bound_notes([p.name for p in progs], bounds, checks)
+    inputs = {"cca": [str(Path(p.path).resolve()) for p in progs]}
     data = {"grid": {"C_mbps": Cs, "R_ms": Rs, "buffer_bdp": [str(b) for b in Bs], "model": args.model,
                      "duration_s": duration, "flows": args.flows, "seed": args.seed, "executor": args.executor},
             "wall_s": wall, "runs": ordered, "bounds": checks, "bound_checks": notes,
-            "inputs": {"cca": [str(Path(p.path).resolve()) for p in progs]}}
+            "inputs": inputs}
     (outdir / "evaluate.json").write_text(json.dumps(data, indent=2) + "\n")
     plots = plot_grid(ordered, outdir)
-    _report(args, out, outdir, ordered, checks, notes, plots, wall, jobs)
+    _report(args, out, outdir, ordered, checks, notes, plots, wall, jobs, inputs)
     return 1 if any(c["holds"] is False for c in checks) else 0
 
 
 def _report(args: argparse.Namespace, out: TextIO, outdir: Any, rows: list[dict[str, Any]],
             checks: list[dict[str, Any]], notes: list[dict[str, Any]], plots: list[Any], wall: float,
-            jobs: int) -> None:
+            jobs: int, inputs: dict[str, Any]) -> None:
     violated = [c for c in checks if c["holds"] is False]
     unreached = [c for c in checks if c["holds"] is None]
     if args.json:
         out.write(json.dumps({"out": str(outdir), "runs": len(rows), "wall_s": wall, "bounds_checked": len(checks),
                               "bounds_violated": violated, "bounds_not_reached": len(unreached),
-                              "bound_checks": notes,
+                              "bound_checks": notes, "inputs": inputs,
                               "plots": [str(p) for p in plots]}, indent=2) + "\n")
         return
     out.write(f"{len(rows)} runs in {wall:.1f} s ({jobs} jobs) -> {outdir / 'evaluate.json'}\n")
