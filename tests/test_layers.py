@@ -164,3 +164,18 @@ def test_architecture_lists_every_module() -> None:
         if not listed:
             missing.append("/".join(parts))
     assert not missing, f"not in docs/architecture.md's layer table: {missing}"
+
+
+#: CLI modules every command may import: the entry point's shared glue
+CLI_SHARED = {"ccmatic.cli", "ccmatic.cli.common"}
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("ccmatic.cli.")))
+def test_command_modules_do_not_import_each_other(module: str) -> None:
+    """A command module imports only cli/common.py of the CLI layer (main imports
+    each command by name at run time); what two commands share lives in io/ or engine/."""
+    if module == "ccmatic.cli.main":
+        return
+    top, _ = imports(MODULES[module])
+    others = sorted({t for n in top if (t := resolve(n)) is not None and t.startswith("ccmatic.cli")} - CLI_SHARED)
+    assert not others, f"{module} imports the command module(s) {others}: move what they share to io/ or engine/"

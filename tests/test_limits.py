@@ -114,7 +114,7 @@ def test_files_that_are_not_files(tmp_path: Path) -> None:
 # -- simulator sizes ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("argv,where,words", [
-    (("--R", "1e-9"), "--duration", ("ticks",)),
+    (("--R", "1", "--duration", "1e5"), "--duration", ("ticks",)),  # the shortest RTprop (--R under 1 ms: seconds)
     (("--duration", "1e9"), "--duration", ("ticks",)),
     (("--warmup", "100", "--duration", "5"), "--warmup", ("nothing",)),
 ])

@@ -128,7 +128,7 @@ def test_cubes_are_disjoint_and_cover_the_space() -> None:
 # -- independent tasks ----------------------------------------------------------------------------------
 
 def test_map_unordered_returns_every_result(executor: Executor) -> None:
-    from ccmatic.cli.simulate import (
+    from ccmatic.io.sim_args import (
         check_flows,  # a library function: Ray workers import it by name
     )
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from helpers import run_cli as run
 
-from ccmatic.cli.evaluate import report_progress
+from ccmatic.io.runs import report_progress
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"
@@ -67,7 +67,8 @@ def expect_input_error(*argv: object, where: str | None = None, words: tuple[str
 @pytest.mark.parametrize("model", ["ideal", "cbr_delay", "ack_agg"])
 def test_simulate_json_shape_and_ranges(model: str) -> None:
     d = sim_json("cc_qdel", "--model", model, "--flows", "3", "--duration", "3", "--seed", "5")
-    assert set(d) == {"config", "metrics"}
+    assert set(d) == {"config", "metrics", "inputs"}
+    assert d["inputs"] == {"cca": [str(ROOT / "templates" / "cc_qdel.cca")]}
     cfg, m = d["config"], d["metrics"]
     assert cfg["link"] == model and cfg["seed"] == 5 and cfg["duration_s"] == 3.0
     assert cfg["C_bytes_per_s"] == pytest.approx(48e6 / 8)

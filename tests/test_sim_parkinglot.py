@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import ROOT
 from helpers import run_cli as run
 
 from ccmatic.sim.fine import simulate
@@ -78,7 +79,9 @@ def test_dumbbell_output_unchanged() -> None:
     argv = ("simulate", "copa", "--model", "cbr_delay", "--flows", "2", "--duration", "5", "--seed", "3", "--json")
     code, out, _ = run(*argv)
     assert code == 0
-    assert hashlib.sha256(out.encode()).hexdigest() == \
+    d = json.loads(out)
+    assert d.pop("inputs") == {"cca": [str(ROOT / "templates" / "copa.cca")]}  # added since: the file used
+    assert hashlib.sha256((json.dumps(d, indent=2) + "\n").encode()).hexdigest() == \
         "0eb8b54fc253b94156c137a48546ac66cf8c5be0251efbff5291c31237b68887"
     assert run(*argv, "--topology", "dumbbell", "--extra-delay", "0")[1] == out
 

@@ -11,6 +11,7 @@ from fractions import Fraction as Fr
 
 import pytest
 import sympy as sp
+from helpers import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -194,8 +195,9 @@ def test_no_progress_reports_never() -> None:
     # f = 0 at C0: F stays at C0
     r = compute(parse_loss("C - 1"), Fr(1), Fr(1)).reach(Fr(2))
     assert r.k is None and r.reason is not None and "<= 0" in r.reason
-    # f undefined at C0
-    assert compute(parse_loss("sqrt(C - 5)"), Fr(1), Fr(1)).F_inv(Fr(2)) is None
+    # f undefined at C0: F never leaves C0, one error (not a row per C)
+    with pytest.raises(SpecError, match=r"undefined at C0 = 1 \(sqrt\(C - 5\) takes a root of -4\)"):
+        compute(parse_loss("sqrt(C - 5)"), Fr(1), Fr(1))
 
 
 def test_iteration_cap_is_an_error() -> None:
@@ -271,3 +273,14 @@ def test_add_parser_wiring() -> None:
     out = io.StringIO()
     assert args.handler(args, out, io.StringIO()) == 0
     assert [p["k"] for p in json.loads(out.getvalue())["curves"][0]["points"]] == [1, 2]  # F(k) = 3**k / 2
+
+
+def test_loss_undefined_at_C0_is_one_line() -> None:
+    """C/log(C) at C0 = 1 divides by log(1) = 0: one error line naming it, with a C0
+    that works, exit 2 (not a row of float errors per C)."""
+    code, out, err = run_cli("tradeoff", "--loss", "C/log(C)", "--C0", "1", "--beta-s", "1")
+    assert (code, out) == (2, "")
+    assert err == ("--C0: error: f(C) = C/log(C) is undefined at C0 = 1 (a division by zero: log(C) = log(1) = 0), "
+                   "so F never leaves C0 (hint: give a C0 where f(C) is defined, e.g. --C0 2)\n")
+    code, out, _ = run_cli("tradeoff", "--loss", "C/log(C)", "--C0", "2", "--beta-s", "1")
+    assert code == 0 and "never" not in out

@@ -180,7 +180,10 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         plot_bench(rows, args.plot)
     if args.json:
         out.write(json.dumps({"rows": rows, "repeat": args.repeat,
-                              "total_process_s": round(sum(r["process_s"] for r in rows), 3)}, indent=2) + "\n")
+                              "total_process_s": round(sum(r["process_s"] for r in rows), 3),
+                              **({"plot": args.plot} if args.plot else {})}, indent=2) + "\n")
+    elif args.plot:
+        out.write(f"plot: {args.plot}\n")
     return EXIT_OK if all(r["ok"] for r in rows) else EXIT_CEX
 
 

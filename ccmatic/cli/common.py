@@ -27,7 +27,7 @@ from ccmatic.core.options import CHECK_TIMEOUT_S, RunOptions
 from ccmatic.core.proof import Proof
 from ccmatic.core.results import EXIT_CODES, EXIT_INPUT, Verdict
 from ccmatic.core.scenario import Query, Scenario
-from ccmatic.io.library import Library
+from ccmatic.io.library import PACKAGED, PATH_GIVEN, Library
 from ccmatic.io.objectives import load_objectives
 from ccmatic.io.proofs import load_proof
 from ccmatic.io.queries import load_query
@@ -102,13 +102,29 @@ def library(args: argparse.Namespace) -> Library:
     return Library.default(args.lib)
 
 
+def scenario_inputs(scenario: Scenario, kind: str = "query") -> dict[str, str]:
+    """The files a command read, absolute (``--json``'s ``"inputs"``): the query or
+    proof, its CCA and its model."""
+    named = {kind: scenario.path, "cca": scenario.cca_path, "model": scenario.model_path}
+    return {k: str(Path(v).resolve()) for k, v in named.items() if v and not v.startswith("<")}
+
+
+def input_lines(args: argparse.Namespace, inputs: dict[str, str]) -> str:
+    """Text lines naming the files a name found in a library folder other than the
+    packaged copy (the current directory's, --lib, $CCMATIC_LIB)."""
+    lib = library(args)
+    return "".join(f"  {k}: {p} ({why})\n" for k, p in inputs.items()
+                   if (why := lib.origin(Path(p))) not in (PACKAGED, PATH_GIVEN))
+
+
 def resolve_query(args: argparse.Namespace, name: str) -> Path:
     if Path(name).suffix == ".cca":
         raise SpecError(Loc(name), "this is a CCA file, not a query",
                         "write a query .toml that names it (cca = \"...\"), or use 'ccmatic check' on the CCA")
-    p = library(args).find("queries", name)
+    lib = library(args)
+    p = lib.find("queries", name)
     if p is None:
-        raise SpecError(Loc(name), "query file not found", "give a path, or a query name from 'ccmatic list'")
+        raise SpecError(Loc(name), "query file not found", lib.not_found_hint("queries", name))
     return p
 
 
@@ -161,7 +177,7 @@ def load_proof_arg(args: argparse.Namespace) -> tuple[Proof, Library]:
     lib = library(args)
     p = lib.find("proofs", args.proof)
     if p is None:
-        raise SpecError(Loc(args.proof), "proof file not found", "give a path, or a proof name from 'ccmatic list'")
+        raise SpecError(Loc(args.proof), "proof file not found", lib.not_found_hint("proofs", args.proof))
     proof = load_proof(p, lib, limits(args))
     overrides: dict[str, Fraction] = {}
     for item in getattr(args, "set", None) or []:

@@ -12,23 +12,25 @@ import json
 import math
 import os
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
 from ccmatic.cli.common import Subparsers, executor_options, jobs_arg, library
-from ccmatic.cli.evaluate import run_in_order
-from ccmatic.cli.simulate import (
+from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.files import PLOT_SUFFIXES, output_file
+from ccmatic.io.contract_plots import plot_contract
+from ccmatic.io.runs import run_in_order
+from ccmatic.io.sim_args import (
     check_buffer,
     check_flows,
+    check_milliseconds,
     check_seed,
     check_size,
     link_kind,
     number_list,
     positive_number,
 )
-from ccmatic.cli.simulate import load_sim_cca as load_cca_arg
-from ccmatic.core.errors import Loc, SpecError
-from ccmatic.core.files import PLOT_SUFFIXES, output_file
-from ccmatic.io.contract_plots import plot_contract
+from ccmatic.io.sim_args import load_sim_cca as load_cca_arg
 from ccmatic.sim.contract import (
     STATS,
     ContractTask,
@@ -70,7 +72,7 @@ def _buffer(text: str) -> float | None:
 def tasks_of(args: argparse.Namespace) -> tuple[list[ContractTask], dict[str, Any]]:
     """The runs (C × R × N), checked, and the grid as JSON."""
     prog = load_cca_arg(library(args), args.cca)
-    Cs, Rs, Ns = _nonempty("--C", args.C), _nonempty("--R", args.R), _flows(args.flows)
+    Cs, Rs, Ns = _nonempty("--C", args.C), check_milliseconds("--R", _nonempty("--R", args.R)), _flows(args.flows)
     if len(Cs) * len(Rs) * len(Ns) < 2:
         raise SpecError(Loc("--C"), "one run gives one fixed point: a contract needs at least 2 runs to fit",
                         "give several --C or --flows values, e.g. --C 24,48,96 --flows 2,4,8")
@@ -83,7 +85,7 @@ def tasks_of(args: argparse.Namespace) -> tuple[list[ContractTask], dict[str, An
     kind = link_kind(args.model)
     tasks = [ContractTask(prog.path, prog.name, prog.source.text, kind, c, r, buf, n, duration, args.seed)
              for c in Cs for r in Rs for n in Ns]
-    grid = {"cca": prog.name, "model": kind, "C_mbps": Cs, "R_ms": Rs, "flows": Ns, "buffer_bdp": buf,
+    grid = {"cca": prog.name, "cca_file": str(Path(prog.path).resolve()), "model": kind, "C_mbps": Cs, "R_ms": Rs, "flows": Ns, "buffer_bdp": buf,
             "duration_s": duration, "seed": args.seed}
     return tasks, grid
 
@@ -118,7 +120,7 @@ def cmd_contract(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
     jobs = jobs_arg(args, os.cpu_count() or 1)
     t0 = time.perf_counter()
-    rows = run_in_order(args, run_contract_task, tasks, err, jobs)
+    rows = run_in_order(run_contract_task, tasks, jobs, args.executor, args.address, None if args.json else err)
     wall = time.perf_counter() - t0
     res = analyze(rows, q)
     if args.plot:

@@ -12,14 +12,19 @@ import argparse
 import json
 import os
 import time
-from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Literal, TextIO, TypeVar
+from pathlib import Path
+from typing import Any, Literal, TextIO
 
 from ccmatic.cli.common import Subparsers, executor_options, jobs_arg, library
-from ccmatic.cli.simulate import (
+from ccmatic.core.errors import Loc, SpecError
+from ccmatic.io.library import Library
+from ccmatic.io.proofs import load_proof
+from ccmatic.io.runs import run_in_order
+from ccmatic.io.sim_args import (
     check_buffer,
     check_flows,
+    check_milliseconds,
     check_seed,
     check_size,
     link_kind,
@@ -27,10 +32,6 @@ from ccmatic.cli.simulate import (
     out_dir,
     positive_number,
 )
-from ccmatic.core.errors import Loc, SpecError
-from ccmatic.engine.parallel.executor import make_executor, map_unordered
-from ccmatic.io.library import Library
-from ccmatic.io.proofs import load_proof
 from ccmatic.io.sim_plots import plot_grid
 from ccmatic.sim.grid import (
     GRID_BUFFER,
@@ -42,8 +43,6 @@ from ccmatic.sim.grid import (
     run_task,
 )
 from ccmatic.sim.records import SimConfig
-
-T_ = TypeVar("T_")
 
 #: CCA -> (proof, the steady state's form, its constants, the link it is proved on)
 PROOFS: dict[str, tuple[str, Literal["rate_beliefs", "cbr_beliefs"], tuple[str, ...], str | None]] = {
@@ -73,6 +72,27 @@ def proved_bounds(lib: Library, cca: str) -> ProvedBounds | None:
                         min_bdp, link)
 
 
+def bound_notes(ccas: list[str], bounds: dict[str, ProvedBounds], checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For each CCA: which proved bounds were checked, on how many runs, or why none
+    (no proof; the runs' link or buffer is not the proof's)."""
+    notes = []
+    for name in dict.fromkeys(ccas):
+        pb = bounds.get(name)
+        runs = len({(c["C_mbps"], c["R_ms"], c["buffer_bdp"]) for c in checks if c["cca"] == name})
+        if pb is None:
+            why = ("none (evaluate checks the steady-state bounds of "
+                   + " and ".join(f"{c} (proof {p[0]})" for c, p in PROOFS.items()) + ")")
+        elif runs == 0:
+            where = [f"on the {pb.link} link" if pb.link else "",
+                     f"with a buffer of at least {pb.min_buffer_bdp:g} BDP" if pb.min_buffer_bdp else ""]
+            why = f"not checked: they apply only {' and '.join(w for w in where if w)}, and no run of this grid does"
+        else:
+            why = f"checked on {runs} run(s), above"
+        notes.append({"cca": name, "proof": None if pb is None else pb.source,
+                      "bounds": [] if pb is None else list(pb.names()), "runs_checked": runs, "note": why})
+    return notes
+
+
 def _grid(flag: str, text: str | None, default: tuple[Any, ...], frac: bool = False) -> list[Any]:
     if text is None:
         return list(default)
@@ -86,40 +106,11 @@ def _grid(flag: str, text: str | None, default: tuple[Any, ...], frac: bool = Fa
     return vals if frac else floats
 
 
-def run_in_order(args: argparse.Namespace, fn: Callable[[T_], dict[str, Any]], tasks: list[T_], err: TextIO,
-                 jobs: int) -> list[dict[str, Any]]:
-    """``fn`` over ``tasks`` on the executor of ``--executor``/``--address`` with
-    ``jobs`` workers, with a progress line (unless ``--json``); the rows in task order."""
-    ex = make_executor(args.executor, jobs, args.address)
-    rows: dict[int, dict[str, Any]] = {}
-    try:
-        for n, (i, row) in enumerate(map_unordered(ex, fn, tasks), start=1):
-            rows[i] = row
-            if not args.json:
-                report_progress(err, n, len(tasks))
-    except BaseException:  # an interrupt: end the progress line before the report
-        if rows and not args.json and len(rows) < len(tasks) and err.isatty():
-            err.write("\n")
-        raise
-    finally:
-        ex.close()
-    return [rows[i] for i in range(len(tasks))]
-
-
-def report_progress(err: TextIO, n: int, total: int) -> None:
-    """``n/total runs``: rewritten in place on a terminal; elsewhere (a log) a line at
-    every tenth of the grid and at its end."""
-    if err.isatty():
-        err.write(f"\r  {n}/{total} runs" + ("\n" if n == total else ""))
-    elif n == total or (n * 10) // total != ((n - 1) * 10) // total:
-        err.write(f"  {n}/{total} runs\n")
-
-
 def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lib = library(args)
     progs = [load_sim_cca(lib, n) for n in args.ccas]
     kind = link_kind(args.model)
-    Cs, Rs = _grid("--C", args.C, GRID_C), _grid("--R", args.R, GRID_R)
+    Cs, Rs = _grid("--C", args.C, GRID_C), check_milliseconds("--R", _grid("--R", args.R, GRID_R))
     Bs = _grid("--buffer", args.buffer, GRID_BUFFER, frac=True)
     check_buffer(float(min(Bs)), min(Cs) * 1e6 / 8 * min(Rs) / 1000, SimConfig.mss)  # the grid's smallest
     duration = positive_number("--duration", args.duration)
@@ -132,25 +123,30 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     tasks = [Task(p.path, p.name, kind, c, r, b, duration, args.flows, args.seed, p.source.text, bounds.get(p.name))
              for p in progs for c in Cs for r in Rs for b in Bs]
     t0 = time.perf_counter()
-    ordered = run_in_order(args, run_task, tasks, err, jobs)
+    ordered = run_in_order(run_task, tasks, jobs, args.executor, args.address, None if args.json else err)
     wall = time.perf_counter() - t0
     checks = check_bounds(ordered, bounds)
+    notes = bound_notes([p.name for p in progs], bounds, checks)
+    inputs = {"cca": [str(Path(p.path).resolve()) for p in progs]}
     data = {"grid": {"C_mbps": Cs, "R_ms": Rs, "buffer_bdp": [str(b) for b in Bs], "model": args.model,
                      "duration_s": duration, "flows": args.flows, "seed": args.seed, "executor": args.executor},
-            "wall_s": wall, "runs": ordered, "bounds": checks}
+            "wall_s": wall, "runs": ordered, "bounds": checks, "bound_checks": notes,
+            "inputs": inputs}
     (outdir / "evaluate.json").write_text(json.dumps(data, indent=2) + "\n")
     plots = plot_grid(ordered, outdir)
-    _report(args, out, outdir, ordered, checks, plots, wall, jobs)
+    _report(args, out, outdir, ordered, checks, notes, plots, wall, jobs, inputs)
     return 1 if any(c["holds"] is False for c in checks) else 0
 
 
 def _report(args: argparse.Namespace, out: TextIO, outdir: Any, rows: list[dict[str, Any]],
-            checks: list[dict[str, Any]], plots: list[Any], wall: float, jobs: int) -> None:
+            checks: list[dict[str, Any]], notes: list[dict[str, Any]], plots: list[Any], wall: float,
+            jobs: int, inputs: dict[str, Any]) -> None:
     violated = [c for c in checks if c["holds"] is False]
     unreached = [c for c in checks if c["holds"] is None]
     if args.json:
         out.write(json.dumps({"out": str(outdir), "runs": len(rows), "wall_s": wall, "bounds_checked": len(checks),
                               "bounds_violated": violated, "bounds_not_reached": len(unreached),
+                              "bound_checks": notes, "inputs": inputs,
                               "plots": [str(p) for p in plots]}, indent=2) + "\n")
         return
     out.write(f"{len(rows)} runs in {wall:.1f} s ({jobs} jobs) -> {outdir / 'evaluate.json'}\n")
@@ -167,6 +163,9 @@ def _report(args: argparse.Namespace, out: TextIO, outdir: Any, rows: list[dict[
                   f"{len(violated)} violated, {len(unreached)} runs did not reach the steady state\n")
         out.writelines(f"    VIOLATED {c['cca']} {c['bound']} at C={c['C_mbps']} R={c['R_ms']} "
                        f"buffer={c['buffer_bdp']} ({c['source']})\n" for c in violated)
+    for n in notes:
+        what = f" ({', '.join(n['bounds'])}; {n['proof']})" if n["bounds"] else ""
+        out.write(f"  proved bounds of {n['cca']}{what}: {n['note']}\n")
     out.writelines(f"  plot: {p}\n" for p in plots)
 
 

@@ -1,4 +1,6 @@
-"""``ccmatic list``: the models, CCAs, queries, proofs and objective kinds it can find."""
+"""``ccmatic list``: the models, CCAs, queries, proofs and objective kinds it can find
+(a name found in several library folders: the one a bare name resolves to, marked
+with its folder unless it is the packaged copy)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any, TextIO
 
 from ccmatic.cli.common import EXIT_OK, Subparsers, library
 from ccmatic.core.errors import SpecError
+from ccmatic.io.library import PACKAGED
 from ccmatic.io.objectives import load_objectives
 from ccmatic.io.toml import TomlDoc
 from ccmatic.spec.cca import load_cca
@@ -32,10 +35,11 @@ def _describe(p: Path) -> str:
 def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lib = library(args)
     rows: dict[str, list[dict[str, Any]]] = {
-        kind: [{"name": p.stem, "path": str(p), "description": _describe(p)} for p in lib.listing(kind)]
+        kind: [{"name": p.stem, "path": str(p), "description": _describe(p), "from": lib.origin(p)}
+               for p in lib.listing(kind)]
         for kind in ("models", "templates", "queries", "proofs")}
     rows["objectives"] = [{"name": k.name, "path": str(k.loc.file), "description": k.doc.split("\n")[0],
-                           "params": list(k.params)} for k in load_objectives(lib).kinds.values()]
+                           "params": list(k.params), "from": lib.origin(Path(k.loc.file))} for k in load_objectives(lib).kinds.values()]
     if args.json:
         out.write(json.dumps(rows, indent=2) + "\n")
         return EXIT_OK
@@ -43,7 +47,8 @@ def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"{TITLES[kind]} ({len(items)}):\n")
         for it in items:
             name = it["name"] if kind != "queries" else f"{Path(it['path']).parent.name}/{it['name']}"
-            out.write(f"  {name:28s} {it['description']}\n")
+            where = "" if it["from"] == PACKAGED else f"  [{it['from']}: {it['path']}]"
+            out.write(f"  {name:28s} {it['description']}{where}\n")
     return EXIT_OK
 
 

@@ -77,19 +77,18 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     deep_recursion()
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
-    try:
-        args = parse(sys.argv[1:] if argv is None else argv)
-    except SpecError as e:  # a usage error (see Parser)
-        err.write(e.render() + "\n")
-        return EXIT_INPUT
-    except SystemExit as e:  # --help / --version
-        return EXIT_INPUT if e.code not in (0, None) else EXIT_OK
-    stop = Interrupts()
+    stop = Interrupts()  # from the start: a signal while the command loads its module or its files stops it too
+    debug = False
     try:
         with stop:
+            try:
+                args = parse(sys.argv[1:] if argv is None else argv)
+            except SystemExit as e:  # --help / --version
+                return EXIT_INPUT if e.code not in (0, None) else EXIT_OK
+            debug = bool(args.debug)
             return int(args.handler(args, out, err))
-    except SpecError as e:
-        if args.debug:
+    except SpecError as e:  # bad input, or a usage error (see Parser)
+        if debug:
             raise
         err.write(e.render() + "\n")
         return EXIT_INPUT

@@ -12,13 +12,15 @@ from ccmatic.cli.common import (
     Subparsers,
     executor_options,
     exit_code,
+    input_lines,
     jobs_arg,
     load_proof_arg,
     run_options,
+    scenario_inputs,
     solver_options,
 )
 from ccmatic.core.files import output_dir
-from ccmatic.engine.parallel.executor import Executor, make_executor
+from ccmatic.engine.parallel.executor import chosen_executor
 from ccmatic.engine.proof.prove import (
     INITIAL,
     LemmaReport,
@@ -71,11 +73,11 @@ def proof_text(rep: ProofReport) -> str:
     return "\n".join(lines)
 
 
-def executor(args: argparse.Namespace, jobs: int) -> Executor | None:
-    """The executor of --executor/--address (None: the default local processes)."""
-    if args.executor == "local" and not args.address:
-        return None
-    return make_executor(args.executor, jobs, args.address)
+def checks_text(names: list[str]) -> str:
+    """'3 lemmas and [initial] holds again': what prove is about to check."""
+    lemmas = [n for n in names if n != INITIAL]
+    text = f"{len(lemmas)} lemma{'s' if len(lemmas) != 1 else ''}"
+    return f"{text} and '{INITIAL}'" if INITIAL in names else text
 
 
 def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -89,24 +91,29 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if name != INITIAL:  # the pseudo-lemma "[initial] holds again" may be named too
             proof.lemma(name)
 
-    def on_lemma(r: LemmaReport) -> None:
+    total = [0]
+
+    def on_lemma(r: LemmaReport) -> None:  # progress only: the verdicts are on stdout, once
         if not args.json:
-            err.write(f"  lemma {r.name}: {mark(r.verdict)} ({r.time_s:.1f}s)\n")
+            total[0] -= 1
+            err.write(f"  {r.name} checked ({r.time_s:.1f}s), {total[0]} to go\n")
             err.flush()
 
-    def on_start() -> None:  # once everything is elaborated: an input error stays one line
+    def on_start(names: list[str]) -> None:  # once everything is elaborated: an input error stays one line
+        total[0] = n = len(names)
         if not args.json:
-            n = len(only) if only else len(proof.lemmas)
-            err.write(f"checking {proof.name}: {n} lemma(s) at T={proof.T}, {min(jobs, n)} job(s) ...\n")
+            err.write(f"checking {proof.name}: {checks_text(names)} at T={proof.T}, {min(jobs, n)} job(s) ...\n")
             err.flush()
 
-    ex = executor(args, jobs)
+    ex = chosen_executor(args.executor, jobs, args.address)
     try:
         rep = prove(proof, opts, jobs, args.cache, on_lemma, only or None, on_start, ex)
     finally:
         if ex is not None:
             ex.close()
-    out.write(json.dumps(rep.json(), indent=2) + "\n" if args.json else proof_text(rep) + "\n")
+    inputs = scenario_inputs(proof.scenario, "proof")
+    out.write(json.dumps({**rep.json(), "inputs": inputs}, indent=2) + "\n" if args.json
+              else proof_text(rep) + "\n" + input_lines(args, inputs))
     return exit_code(rep.verdict)
 
 

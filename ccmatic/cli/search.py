@@ -14,15 +14,16 @@ from ccmatic.cli.common import (
     Subparsers,
     executor_options,
     frac_arg,
+    input_lines,
     jobs_arg,
     load_proof_arg,
     run_options,
+    scenario_inputs,
     solver_options,
 )
-from ccmatic.cli.prove import executor
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import output_dir
-from ccmatic.engine.parallel.executor import LocalExecutor
+from ccmatic.engine.parallel.executor import LocalExecutor, chosen_executor
 from ccmatic.engine.proof.cache import ResultCache
 from ccmatic.engine.proof.prove import default_jobs
 from ccmatic.engine.proof.search import Probe, Searcher, SearchReport
@@ -65,16 +66,19 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     c = proof.constants[args.constant]
     s = Searcher(proof, args.lemma, args.constant, opts, ResultCache(output_dir("--cache", args.cache)) if args.cache else None, args.easier)
 
-    def on_probe(p: Probe) -> None:
+    probes = [0]
+
+    def on_probe(p: Probe) -> None:  # progress only: the verdicts are on stdout, once
         if not args.json:
-            err.write(f"  {args.constant} = {p.value} ({float(p.value):.4g}): {p.verdict} ({p.time_s:.1f}s)\n")
+            probes[0] += 1
+            err.write(f"  probe {probes[0]}: {args.constant} = {p.value} checked ({p.time_s:.1f}s)\n")
             err.flush()
 
     if args.grid:
         vals = [frac_arg("--grid", x) for x in args.grid.split(",") if x.strip()]
         if not vals:
             raise SpecError(Loc("--grid"), "the grid is empty", "e.g. --grid 0.5,0.6,0.7")
-        ex = executor(args, jobs) if (jobs > 1 or args.executor != "local") else None
+        ex = chosen_executor(args.executor, jobs, args.address) if (jobs > 1 or args.executor != "local") else None
         if ex is None and jobs > 1:
             ex = LocalExecutor(jobs)
         try:
@@ -88,7 +92,9 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if lo is None or hi is None:
             raise SpecError(c.loc, f"constant '{c.name}' has no range", "add range = [lo, hi], or give --lo and --hi")
         rep = s.run(lo, hi, frac_arg("--tol", args.tol), on_probe)
-    out.write(json.dumps(rep.json(), indent=2) + "\n" if args.json else search_text(rep) + "\n")
+    inputs = scenario_inputs(proof.scenario, "proof")
+    out.write(json.dumps({**rep.json(), "inputs": inputs}, indent=2) + "\n" if args.json
+              else search_text(rep) + "\n" + input_lines(args, inputs))
     if rep.proved is None:
         return EXIT_CEX if rep.counterexample is not None else EXIT_UNKNOWN
     return EXIT_OK

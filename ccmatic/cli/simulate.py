@@ -16,63 +16,37 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, TextIO
 
 from ccmatic.cli.common import Subparsers, library, print_warnings
 from ccmatic.core.errors import Loc, SpecError
-from ccmatic.core.files import PLOT_SUFFIXES, output_dir, output_file
-from ccmatic.core.limits import (
-    MAX_SIM_CELLS,
-    MAX_SIM_FLOWS,
-    MAX_SIM_TICKS,
-    SIM_BYTES_PER_CELL,
-)
+from ccmatic.core.files import PLOT_SUFFIXES, output_file
 from ccmatic.io import sim_topology as topo
-from ccmatic.io.library import Library
+from ccmatic.io.sim_args import (
+    agg_kind,
+    check_buffer,
+    check_flows,
+    check_seed,
+    check_size,
+    check_warmup,
+    finite_number,
+    link_kind,
+    load_sim_cca,
+    milliseconds,
+    positive_number,
+)
 from ccmatic.io.sim_plots import plot_run
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
 from ccmatic.sim.fine import simulate
-from ccmatic.sim.links import (
-    AGG_KINDS,
-    LINK_KINDS,
-    AggKind,
-    Link,
-    LinkKind,
-    RateSchedule,
-)
+from ccmatic.sim.links import LINK_KINDS, Link, LinkKind, RateSchedule
 from ccmatic.sim.metrics import metrics
 from ccmatic.sim.records import Flow, SimConfig, model_warnings
 from ccmatic.sim.topology import hop_metrics
-from ccmatic.spec.cca import CcaProgram, load_cca
+from ccmatic.spec.cca import CcaProgram
 
 MAX_RATE_CHANGES = 10_000
 SCHEDULE_FORMS = "give T1:C1,T2:C2,... (seconds:Mbit/s, e.g. 10:96,20:48) or double-halve:P (P seconds)"
-MODEL_ALIASES: dict[str, LinkKind] = {"ideal": "ideal", "cbr_delay": "cbr_delay", "cbr-delay": "cbr_delay",
-                                      "ack_agg": "ack_agg", "ack-agg": "ack_agg", "aggregation": "ack_agg"}
-
-
-def _number(text: str) -> float | None:
-    """A finite number, or None."""
-    try:
-        v = float(Fraction(text.strip()))
-    except (ValueError, ZeroDivisionError, OverflowError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def positive_number(flag: str, text: str, allow_zero: bool = False, hint: str | None = None) -> float:
-    v = _number(text)
-    if v is None:
-        raise SpecError(Loc(flag), f"expected a finite number, got {text!r}", hint)
-    if v < 0 or (v == 0 and not allow_zero):
-        raise SpecError(Loc(flag), f"must be {'non-negative' if allow_zero else 'positive'}, got {text}", hint)
-    return v
-
-
-def number_list(flag: str, text: str, allow_zero: bool = False, hint: str | None = None) -> list[float]:
-    return [positive_number(flag, x.strip(), allow_zero, hint) for x in text.split(",") if x.strip()]
 
 
 def rate_schedule(text: str, C: float, duration: float) -> RateSchedule:
@@ -82,7 +56,7 @@ def rate_schedule(text: str, C: float, duration: float) -> RateSchedule:
 
     head, _, rest = text.strip().partition(":")
     if head.strip() == "double-halve":
-        P = _number(rest)
+        P = finite_number(rest)
         if P is None or P <= 0:
             raise bad(f"double-halve needs a positive period in seconds, got {rest!r}", "e.g. double-halve:20")
         n = math.ceil(duration / P) - 1  # change points k·P < duration
@@ -99,7 +73,7 @@ def rate_schedule(text: str, C: float, duration: float) -> RateSchedule:
     points = [(0.0, C)]
     for e in entries:
         t_text, colon, c_text = e.partition(":")
-        t, c = _number(t_text), _number(c_text)
+        t, c = finite_number(t_text), finite_number(c_text)
         if not colon or t is None:
             raise bad(f"expected T:C (seconds:Mbit/s), got {e!r}")
         if c is None or c <= 0:
@@ -122,66 +96,13 @@ def describe_schedule(sched: RateSchedule, spec: str, shown: int = 4) -> str:
     return f"rate schedule {spec}: {', '.join(ch[:shown])}{more}"
 
 
-def check_seed(seed: int) -> int:
-    if seed < 0:
-        raise SpecError(Loc("--seed"), f"the seed must be a non-negative integer, got {seed}")
-    return seed
-
-
-def check_flows(n: int) -> int:
-    if n < 1:
-        raise SpecError(Loc("--flows"), f"need at least one flow, got {n}")
-    if n > MAX_SIM_FLOWS:
-        raise SpecError(Loc("--flows"), f"{n:,} flows is over the simulator's limit of {MAX_SIM_FLOWS:,}")
-    return n
-
-
-def check_size(duration: float, R_min: float, flows: int, ticks_per_rtt: int = SimConfig.ticks_per_rtt) -> None:
-    """Refuse a run whose tick count or series would not fit, before allocating."""
-    ticks = math.ceil(duration / (R_min / ticks_per_rtt))
-    if ticks > MAX_SIM_TICKS or ticks * flows > MAX_SIM_CELLS:
-        raise SpecError(Loc("--duration"), f"{duration:g} s at R = {R_min * 1000:g} ms is {ticks:,} ticks of R/"
-                        f"{ticks_per_rtt} for {flows} flow(s), over the simulator's limit of {MAX_SIM_TICKS:,} ticks "
-                        f"and {MAX_SIM_CELLS:,} ticks × flows (about "
-                        f"{MAX_SIM_CELLS * SIM_BYTES_PER_CELL / 2**30:.1f} GiB)",
-                        "shorten --duration or lengthen --R")
-
-
-def check_warmup(warmup: float, duration: float) -> float:
-    if warmup >= duration:
-        raise SpecError(Loc("--warmup"), f"warmup {warmup:g} s leaves nothing of the {duration:g} s run to measure",
-                        "make --warmup shorter than --duration")
-    return warmup
-
-
-def out_dir(text: str) -> Path:
-    return output_dir("--out", text)
-
-
-def link_kind(text: str) -> LinkKind:
-    k = MODEL_ALIASES.get(text)
-    if k is None:
-        raise SpecError(Loc("--model"), f"unknown link model {text!r}", f"use one of {', '.join(LINK_KINDS)}")
-    return k
-
-
-def agg_kind(text: str, kind: LinkKind) -> AggKind:
-    """``--agg``: how the ack_agg link spaces its releases."""
-    if text not in AGG_KINDS:
-        raise SpecError(Loc("--agg"), f"unknown aggregation {text!r}", f"use one of {', '.join(AGG_KINDS)}")
-    if text != "uniform" and kind != "ack_agg":
-        raise SpecError(Loc("--agg"), f"--agg {text} spaces the releases of the ack_agg link, not of {kind}",
-                        "add --model ack_agg")
-    return text
-
-
 def jitter_bounds(text: str | None, kind: LinkKind, Rs: list[float], nflows: int) -> tuple[float, list[float | None]]:
     """``--D`` in seconds: the link's D, and each flow's own (None: the link's and its
     shared jitter box).  One value (or none) is the link's; a list gives every flow
     its own."""
     if text is None:
         return (0.0 if kind == "ideal" else min(Rs)), [None] * nflows
-    Ds = [d / 1000 for d in number_list("--D", text, True, "give milliseconds, 0 for no jitter: 32 or 32,0,0")]
+    Ds = [d / 1000 for d in milliseconds("--D", text, True, "give milliseconds, 0 for no jitter: 32 or 32,0,0")]
     if len(Ds) == 1:
         return Ds[0], [None] * nflows
     if len(Ds) != nflows:
@@ -196,15 +117,6 @@ def buffer_bytes(text: str, bdp: float, mss: float) -> float | None:
     b = positive_number("--buffer", text, allow_zero=True)
     check_buffer(b, bdp, mss)
     return b * bdp
-
-
-def check_buffer(b: float, bdp: float, mss: float) -> None:
-    """A drop-tail buffer admits whole packets: one that holds none drops everything,
-    and a run on it means nothing."""
-    if b * bdp < mss:
-        raise SpecError(Loc("--buffer"), f"a buffer of {b:g} BDP is {b * bdp:.0f} bytes, less than one packet "
-                        f"({mss:g} bytes): every packet would be dropped",
-                        f"give at least {mss / bdp:.3g} BDP (one packet) here, or 'inf'")
 
 
 def plot_states(args: argparse.Namespace, progs: list[CcaProgram]) -> tuple[str, ...]:
@@ -222,23 +134,12 @@ def plot_states(args: argparse.Namespace, progs: list[CcaProgram]) -> tuple[str,
     return names
 
 
-def load_sim_cca(lib: Library, name: str) -> CcaProgram:
-    p = lib.find("templates", name)
-    if p is None:
-        raise SpecError(Loc(name), "CCA file not found", "give a path or a name from 'ccmatic list'")
-    prog = load_cca(p)
-    if prog.is_template:
-        first = next(iter(prog.holes.values()))
-        raise SpecError(first.loc, f"'{prog.name}' is a template with holes", "simulate a concrete CCA (a synth solution)")
-    return prog
-
-
 def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lib = library(args)
     names = [args.cca] + list(args.with_cca or [])
     progs = [load_sim_cca(lib, n) for n in names]
     print_warnings(err, [w for p in progs for w in p.warnings])
-    Rs = [r / 1000 for r in number_list("--R", args.R)]
+    Rs = [r / 1000 for r in milliseconds("--R", args.R)]
     kind_t, hops = topo.topology(args.topology, args.hops)
     nflows = check_flows(topo.flow_count(args.flows, kind_t, hops))
     check_seed(args.seed)
@@ -277,7 +178,9 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         write_series(res, series)
     summary = run_summary(cfg, names, warm, warnings, args.rate_schedule)
     if args.json:
-        out.write(json.dumps({"config": summary, "metrics": {**m.json(), **topo.hops_json(hms)}}, indent=2) + "\n")
+        inputs = {"cca": [str(Path(p.path).resolve()) for p in progs]}
+        out.write(json.dumps({"config": summary, "metrics": {**m.json(), **topo.hops_json(hms)}, "inputs": inputs},
+                             indent=2) + "\n")
         return 0
     rates = f"C={args.C} Mbit/s" + ("" if sched is None else f" ({describe_schedule(sched, args.rate_schedule)})")
     Dtext = f"{D * 1000:g}" if own_D[0] is None else ",".join(f"{d * 1000:g}" for d in own_D if d is not None)
@@ -331,7 +234,7 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
     s.add_argument("--rate-schedule", metavar="SPEC", default=None,
                    help="C over time: T1:C1,T2:C2,... (seconds:Mbit/s; --C before T1), or double-halve:P "
                    "(C, 2C, C, 2C, ... switching every P seconds)")
-    s.add_argument("--R", default="40", help="RTprop in ms, or one per flow: 20,40 (default 40)")
+    s.add_argument("--R", default="40", help="RTprop in ms (at least 1), or one per flow: 20,40 (default 40)")
     s.add_argument("--D", default=None, help="jitter / aggregation bound in ms (default: R; 0 on the ideal link); "
                    "one per flow, e.g. 32,0,0, gives each flow its own jitter box (0: none)")
     s.add_argument("--agg", default="uniform", help="ack_agg releases: uniform (every agg_k, uniform in [0, D); "

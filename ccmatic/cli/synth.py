@@ -20,10 +20,12 @@ from ccmatic.cli.common import (
     EXIT_UNKNOWN,
     Subparsers,
     executor_options,
+    input_lines,
     jobs_arg,
     load_query_arg,
     positive_seconds,
     run_options,
+    scenario_inputs,
     solver_options,
 )
 from ccmatic.core.errors import Loc, SpecError
@@ -137,10 +139,12 @@ def report(args: argparse.Namespace, q: Query, res: SynthResult, parallel: dict[
             f = outdir / f"{q.name}-sol{i:03d}.cca"
             f.write_text(sol.text)
             files.append(str(f))
+    inputs = scenario_inputs(q.scenario)
     if args.json:
-        out.write(json.dumps(_json(q, res, parallel, files), indent=2) + "\n")
+        out.write(json.dumps({**_json(q, res, parallel, files), "inputs": inputs}, indent=2) + "\n")
     else:
         _text(q, res, parallel, files, out)
+        out.write(input_lines(args, inputs))
     return EXIT_OK if settled(res.status, len(res.unknown_candidates)) == "complete" else EXIT_UNKNOWN
 
 

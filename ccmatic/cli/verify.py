@@ -12,10 +12,12 @@ from ccmatic.cli.common import (
     Subparsers,
     dump_smt2_option,
     exit_code,
+    input_lines,
     library,
     load_query_arg,
     print_warnings,
     run_options,
+    scenario_inputs,
     solver_options,
 )
 from ccmatic.core.errors import Loc, SpecError
@@ -33,9 +35,10 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
     q = load_query_arg(args, args.query)
     if args.cca:
-        found = library(args).find("templates", args.cca)
+        lib = library(args)
+        found = lib.find("templates", args.cca)
         if found is None:
-            raise SpecError(Loc(args.cca), "CCA file not found", "give a path or a name from 'ccmatic list'")
+            raise SpecError(Loc(args.cca), "CCA file not found", lib.not_found_hint("templates", args.cca))
         q = replace(q, scenario=replace(q.scenario, cca_path=str(found), cca_text=read_source(found, "CCA file")))
 
     def progress() -> None:  # only once encoded, so that an input error stays one line
@@ -48,10 +51,11 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     trace = "witness" if q.exists else "counterexample"
     if args.plot and isinstance(rep.outcome, Counterexample):
         plot_trace(rep.outcome.trace, args.plot, title=f"{q.name}: {trace}")
+    inputs = scenario_inputs(q.scenario)
     if args.json:
-        out.write(json.dumps(verify_json(rep), indent=2) + "\n")
+        out.write(json.dumps({**verify_json(rep), "inputs": inputs}, indent=2) + "\n")
     else:
-        out.write(verify_text(rep) + "\n")
+        out.write(verify_text(rep) + "\n" + input_lines(args, inputs))
         if args.plot:
             shown = isinstance(rep.outcome, Counterexample)
             out.write(f"  plot: {args.plot}\n" if shown else f"  (no {trace}, nothing to plot)\n")

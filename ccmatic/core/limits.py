@@ -26,6 +26,9 @@ def deep_recursion() -> None:
 
 #: terms one comprehension unrolls to (``sum(x[t] for t in range(n))``)
 MAX_UNROLL = 100_000
+#: values of one hole's domain written ``range(...)`` (a written-out set is bounded by
+#: the file size, MAX_FILE_BYTES: some 800,000 values)
+MAX_HOLE_VALUES = 1_000_000
 #: default largest horizon T of a query or proof (``--max-T`` raises it): the
 #: encoding grows with T²: cc_qdel on CCAC at T = 100 takes 18 s to encode, 1.3 GB
 MAX_T = 100

@@ -53,6 +53,7 @@ class Scenario:
     periodic: int | None = None
     initial: Initial = field(default_factory=Initial)
     assumptions: tuple[Source, ...] = ()
+    model_path: str = ""  # the model file it was read from ("": built in code)
     parts: frozenset[str] = ALL_PARTS
 
     @property

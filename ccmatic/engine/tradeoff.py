@@ -35,6 +35,7 @@ from ccmatic.spec.lossfn import (
     normalize,
     rate_symbol,
     step_symbol,
+    undefined_reason,
 )
 
 if TYPE_CHECKING:
@@ -350,6 +351,17 @@ def default_grid(C0: Fraction, C_max: Fraction) -> list[Fraction]:
         scale *= 10
 
 
+def _example_C0(t: Tradeoff) -> str:
+    """``, e.g. --C0 X`` for a nearby X where f is defined and positive (or nothing)."""
+    for x in (2 * t.C0, t.C0 + 1, 10 * t.C0, t.C0 + 10):
+        try:
+            if t._f_at(x) > 0:
+                return f", e.g. --C0 {x}"
+        except _Undefined:
+            continue
+    return ""
+
+
 def compute(f: sympy.Expr, C0: Fraction, beta_s: Fraction, C_max: Fraction | None = None, *,
             Cs: Sequence[Fraction] | None = None, loss: str | None = None,
             max_steps: int = MAX_STEPS, max_bits: int = MAX_BITS) -> Tradeoff:
@@ -377,5 +389,10 @@ def compute(f: sympy.Expr, C0: Fraction, beta_s: Fraction, C_max: Fraction | Non
                  F_inv_closed=F_inv, growth=growth_class(f, C0, beta_s), exact=exact,
                  max_steps=max_steps, max_bits=max_bits,
                  _f_exact=_compile(f, True) if exact else None, _f_float=_compile(f, False), _sup=sup)
+    try:
+        t._f_at(C0)
+    except _Undefined as e:  # F never leaves C0: one line, not a row per C
+        raise SpecError(Loc("--C0"), f"f(C) = {t.loss} is undefined at C0 = {C0} ({undefined_reason(f, C0, str(e))}), "
+                        "so F never leaves C0", "give a C0 where f(C) is defined" + _example_C0(t)) from None
     t.points = tuple(t.reach_many(list(Cs) if Cs is not None else default_grid(C0, top)))
     return t

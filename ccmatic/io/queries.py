@@ -30,11 +30,11 @@ def read_scenario(doc: TomlDoc, lib: Library, limits: Limits = DEFAULT_LIMITS) -
     cca_name = SCENARIO.read(doc, d, "cca", NO_CCA)
     cca_path = None if cca_name == NO_CCA else lib.find("templates", cca_name, here)
     if cca_path is None and cca_name != NO_CCA:
-        raise doc.err("cca", f"CCA '{cca_name}' not found", "give a path or a name from 'ccmatic list'")
+        raise doc.err("cca", f"CCA '{cca_name}' not found", lib.not_found_hint("templates", cca_name))
     model_name = SCENARIO.read(doc, d, "model")
     model_path = lib.find("models", model_name, here)
     if model_path is None:
-        raise doc.err("model", f"model '{model_name}' not found", "give a path or a name from 'ccmatic list'")
+        raise doc.err("model", f"model '{model_name}' not found", lib.not_found_hint("models", model_name))
     model = load_model(model_path)
     if "model_params" in d:
         with doc.table("model_params"):
@@ -64,7 +64,8 @@ def read_scenario(doc: TomlDoc, lib: Library, limits: Limits = DEFAULT_LIMITS) -
         assumptions = [doc.string_source(x, "assume") for x in a]
     return Scenario(p.stem, str(p), "" if cca_path is None else str(cca_path),
                     "" if cca_path is None else read_source(cca_path, "CCA file"), model, T, start, periodic,
-                    read_initial(doc), tuple(assumptions), read_parts(doc))
+                    read_initial(doc), tuple(assumptions), model_path=str(model_path),
+                    parts=read_parts(doc))
 
 
 def read_parts(doc: TomlDoc) -> frozenset[str]:

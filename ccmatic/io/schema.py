@@ -311,7 +311,7 @@ DECLARATIONS = Schema("CCA declarations (`name: unit [= initial]`)", (
     Field("seconds", "unit", "any number", "the adversary's", "a duration, e.g. a delay estimate"),
     Field("rate", "unit", "any number", "the adversary's", "bytes per second"),
     Field("count", "unit", "any number", "the adversary's", "dimensionless, e.g. a phase or a gain"),
-    Field("bool", "unit", "true, false", "the adversary's", "a flag"),
+    Field("bool", "unit", "True, False (as in Python)", "the adversary's", "a flag"),
 ), note="The initial value (after `=`) may use numbers, `MSS`, `R`, `D`, `T` and `choose(a, b, ...)`; "
         "without one the initial value is the adversary's (any value of the unit).")
 

@@ -26,11 +26,13 @@ future step is a load-time error.  Steps before the program's deepest read (its
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
 from ccmatic.core.errors import Loc, SpecError, SpecWarning
+from ccmatic.core.limits import MAX_HOLE_VALUES
 from ccmatic.core.quantities import (
     PARAMETERS,
     QUANTITIES,
@@ -199,6 +201,19 @@ class _ConstScope(BaseScope):
         raise self.err(node, "hole domains contain numbers only")
 
 
+def _literal(e: ast.expr) -> Fraction | None:
+    """``3``, ``-3`` or ``0.5`` written as such (exactly as written: 0.1 is 1/10),
+    or None for anything else (elaborated instead)."""
+    neg = isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub)
+    c = e.operand if isinstance(e, ast.UnaryOp) and neg else e
+    if not isinstance(c, ast.Constant) or isinstance(c.value, bool) or not isinstance(c.value, (int, float)):
+        return None
+    if isinstance(c.value, float) and not math.isfinite(c.value):
+        return None  # the elaborator says why
+    v = Fraction(c.value) if isinstance(c.value, int) else Fraction(repr(c.value))
+    return -v if neg else v
+
+
 def _hole_domain(src: Source, node: ast.expr) -> tuple[Fraction, ...]:
     """Parse ``{v1, v2, ...}`` (or a list/tuple, or ``range(a, b)``) of constants."""
     elab = Elaborator(_ConstScope(src))
@@ -206,10 +221,18 @@ def _hole_domain(src: Source, node: ast.expr) -> tuple[Fraction, ...]:
         bounds = [elab.static_int(a, allow_t=False) for a in node.args]
         if not 1 <= len(bounds) <= 3 or (len(bounds) == 3 and bounds[2] == 0):
             raise SpecError(src.node_loc(node), "a hole domain range is range(a, b) or range(a, b, step), step not 0")
-        values = [Fraction(v) for v in range(*[int(b) for b in bounds])]  # type: ignore[arg-type]
+        span = range(*[int(b) for b in bounds])  # type: ignore[arg-type]
+        if len(span) > MAX_HOLE_VALUES:
+            raise SpecError(src.node_loc(node), f"a hole domain of {len(span):,} values is over the limit of "
+                            f"{MAX_HOLE_VALUES:,}", "give a coarser range (a step) or fewer values")
+        values = [Fraction(v) for v in span]
     elif isinstance(node, (ast.Set, ast.List, ast.Tuple)):
         values = []
         for e in node.elts:
+            lit = _literal(e)
+            if lit is not None:  # a plain number: no elaboration (large domains load fast)
+                values.append(lit)
+                continue
             v = elab.num(e)
             if v.const is None:
                 raise SpecError(src.node_loc(e), "hole domains contain numbers only")

@@ -94,6 +94,8 @@ class QueryScope(BaseScope):
         if ident in SIM_OBSERVATIONS or ident in SIM_PARAMETERS:
             raise self.err(node, f"'{ident}' is measured only by the simulator; the models have no such quantity",
                            "state the property over the models' quantities ('ccmatic list' shows them)")
+        if ident in ("true", "false"):  # TOML's spelling
+            raise self.err(node, f"unknown name '{ident}'", f"write {ident.capitalize()}, as in Python")
         known = ["C", "R", "D", "T", "N", "MSS", "C0", "buffer", *STATIC_FACTS, *QUANTITIES, *ctx.states]
         close = difflib.get_close_matches(ident, known, n=1)
         raise self.err(node, f"unknown name '{ident}'", f"did you mean '{close[0]}'?" if close else None)

@@ -199,3 +199,28 @@ def normalize(f: Any) -> Any:
     return f
 
 
+
+
+def undefined_reason(f: Any, x: Fraction, fallback: str) -> str:
+    """Why ``f`` is undefined at C = ``x``, in the user's terms: a logarithm of a
+    number that is not positive, a root of a negative number, or a division by zero
+    (naming a ``log(1) = 0``)."""
+    import sympy as sp
+
+    C = rate_symbol()
+    at = sp.Rational(x.numerator, x.denominator)
+    zero_logs = []
+    for lg in sorted(f.atoms(sp.log), key=str):
+        arg = lg.args[0].subs(C, at)
+        if arg.is_nonpositive:
+            return f"{lg} = log({arg}) is undefined"
+        if arg == 1:
+            zero_logs.append(f"{lg} = log(1) = 0")
+    for pw in sorted(f.atoms(sp.Pow), key=str):
+        base = pw.base.subs(C, at)
+        if not pw.exp.is_integer and base.is_negative:
+            return f"{pw} takes a root of {base}"
+    den = sp.fraction(sp.together(f))[1]
+    if den.subs(C, at) == 0:
+        return "a division by zero" + (f": {zero_logs[0]}" if zero_logs else "")
+    return fallback

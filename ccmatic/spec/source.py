@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from pathlib import Path
 
@@ -62,38 +63,35 @@ def prepare(src: Source) -> str:
 
 
 def _rewrite_holes(src: Source) -> str:
-    lines = src.text.split("\n")
+    if "?" not in src.text:
+        return src.text
     out = []
     counter = 0
-    for i, line in enumerate(lines, start=1):
+    for i, line in enumerate(src.text.split("\n"), start=1):
+        code, hash_, comment = line.partition("#")  # a '#' starts a comment, as before any '?'
         res = []
-        j = 0
-        while j < len(line):
-            ch = line[j]
-            if ch == "#":
-                res.append(line[j:])
-                break
-            if ch == "?":
-                k = j + 1
-                while k < len(line) and (line[k].isalnum() or line[k] == "_"):
-                    k += 1
-                name = line[j + 1 : k]
-                if not name:
-                    counter += 1
-                    name = f"h{counter}"
-                elif not (name[0].isalpha() or name[0] == "_"):
-                    raise SpecError(
-                        src.loc(i, j), f"bad hole name '?{name}'", "hole names start with a letter"
-                    )
-                repl = HOLE_PREFIX + name
-                src.edits.setdefault(i, []).append((len("".join(res)), len(repl) - (k - j)))
-                res.append(repl)
-                j = k
-                continue
-            res.append(ch)
-            j += 1
-        out.append("".join(res))
+        done = 0  # characters of ``code`` copied so far
+        width = 0  # characters written so far
+        for m in _HOLE.finditer(code):
+            name = m.group(1)
+            if not name:
+                counter += 1
+                name = f"h{counter}"
+            elif not (name[0].isalpha() or name[0] == "_"):
+                raise SpecError(src.loc(i, m.start()), f"bad hole name '?{name}'", "hole names start with a letter")
+            repl = HOLE_PREFIX + name
+            width += m.start() - done
+            src.edits.setdefault(i, []).append((width, len(repl) - (m.end() - m.start())))
+            res += [code[done:m.start()], repl]
+            width += len(repl)
+            done = m.end()
+        res.append(code[done:])
+        out.append("".join(res) + hash_ + comment)
     return "\n".join(out)
+
+
+#: a hole: ``?`` and the name's letters, digits and underscores (none: an anonymous hole)
+_HOLE = re.compile(r"\?(\w*)")
 
 
 _STOP_RIGHT = {"for", "async"}
@@ -102,6 +100,8 @@ _STOP_LEFT = {"for", "in", "if", "else", "lambda", "return", "assert", "elif", "
 
 def _rewrite_one_implies(src: Source, text: str) -> str | None:
     """Rewrite the right-most ``=>`` of ``text``; None when there is none."""
+    if "=>" not in text:  # nothing to rewrite (tokenizing a large file takes seconds)
+        return None
     try:
         toks = _tokens(text)
     except (tokenize.TokenError, IndentationError, SyntaxError):

@@ -88,9 +88,10 @@ def unknown_name_error(loc: Loc, ident: str, undefined: set[str], local_names: l
         return SpecError(loc, f"'{ident}' may be undefined here (assigned only in some branches)",
                          "assign it before the if, or in every branch")
     sim_names = [*SIM_OBSERVATIONS, *SIM_PARAMETERS] if sim else []
-    known = [*OBSERVATIONS, *OUTPUTS, *VISIBLE_PARAMS, *sim_names, *local_names]
-    close = difflib.get_close_matches(ident, known, n=1)
+    close = difflib.get_close_matches(ident, [*OBSERVATIONS, *OUTPUTS, *VISIBLE_PARAMS, *sim_names, *local_names], n=1)
     hint = f"did you mean '{close[0]}'?" if close else "see 'ccmatic list' or the CCA file docs for names"
+    if ident in ("true", "false"):  # TOML's spelling
+        hint = f"write {ident.capitalize()}, as in Python"
     return SpecError(loc, f"unknown name '{ident}'", hint)
 
 

@@ -268,3 +268,11 @@ def make_executor(kind: str, jobs: int, address: str | None = None) -> Executor:
             raise SpecError(Loc("--address"), "--address is for --executor ray")
         return LocalExecutor(jobs)
     return RayExecutor(jobs, address)
+
+
+def chosen_executor(kind: str, jobs: int, address: str | None = None) -> Executor | None:
+    """The executor of ``--executor``/``--address``, or None for the default (local
+    processes, which the caller starts as it needs them)."""
+    if kind == "local" and not address:
+        return None
+    return make_executor(kind, jobs, address)

@@ -144,22 +144,24 @@ def check_lemmas(tasks: list[LemmaTask], jobs: int, on_done: Callable[[LemmaRepo
 
 def prove(proof: Proof, opts: RunOptions, jobs: int, cache_dir: str | None = None,
           on_lemma: Callable[[LemmaReport], None] | None = None, only: list[str] | None = None,
-          on_start: Callable[[], None] | None = None, executor: Executor | None = None) -> ProofReport:
+          on_start: Callable[[list[str]], None] | None = None, executor: Executor | None = None) -> ProofReport:
     """Check the proof; with ``only``, solve just those lemmas (the others are
-    reported unknown, so the proof as a whole is not reported proved)."""
+    reported unknown, so the proof as a whole is not reported proved).  ``on_start``
+    gets the names of the checks about to run (the lemmas, and ``INITIAL`` where the
+    proof chains)."""
     t0 = time.perf_counter()
     ctx = ProofContext(proof)  # elaborates every formula: an input error is one line before any worker starts
     chains = bool(ctx.initial_at(proof.start))  # does the proof have [initial] conditions or invariants?
     if only is not None and INITIAL in only and not chains:
         raise SpecError(Loc(proof.path), f"'{INITIAL}' is not a check of this proof: it has no [initial] "
                         "condition or invariant")
-    if on_start is not None:
-        on_start()
-    cache = ResultCache(cache_dir) if cache_dir else None
-    coverage, checks = check_structure(ctx, opts, cache)
     names = [lem.name for lem in proof.lemmas if only is None or lem.name in only]
     if chains and (only is None or INITIAL in only):
         names.append(INITIAL)
+    if on_start is not None:
+        on_start(names)
+    cache = ResultCache(cache_dir) if cache_dir else None
+    coverage, checks = check_structure(ctx, opts, cache)
     tasks = [LemmaTask(proof, name, opts, cache_dir) for name in names]
     jobs = max(1, min(jobs, len(tasks)))
     done = {r.name: r for r in check_lemmas(tasks, jobs, on_lemma, executor)}

@@ -1,0 +1,136 @@
+"""The simulation commands' arguments (``simulate``, ``evaluate``, ``contract``):
+numbers and lists of numbers in the command line's units, the checks of a run's size,
+seed, flows and buffer, the link model's name, and the CCA file to simulate.  Each
+refusal is one :class:`SpecError` line naming the flag."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from pathlib import Path
+
+from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.files import output_dir
+from ccmatic.core.limits import (
+    MAX_SIM_CELLS,
+    MAX_SIM_FLOWS,
+    MAX_SIM_TICKS,
+    SIM_BYTES_PER_CELL,
+)
+from ccmatic.io.library import Library
+from ccmatic.sim.links import AGG_KINDS, LINK_KINDS, AggKind, LinkKind
+from ccmatic.sim.records import SimConfig
+from ccmatic.spec.cca import CcaProgram, load_cca
+
+MODEL_ALIASES: dict[str, LinkKind] = {"ideal": "ideal", "cbr_delay": "cbr_delay", "cbr-delay": "cbr_delay",
+                                      "ack_agg": "ack_agg", "ack-agg": "ack_agg", "aggregation": "ack_agg"}
+
+
+def finite_number(text: str) -> float | None:
+    """A finite number, or None."""
+    try:
+        v = float(Fraction(text.strip()))
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def positive_number(flag: str, text: str, allow_zero: bool = False, hint: str | None = None) -> float:
+    v = finite_number(text)
+    if v is None:
+        raise SpecError(Loc(flag), f"expected a finite number, got {text!r}", hint)
+    if v < 0 or (v == 0 and not allow_zero):
+        raise SpecError(Loc(flag), f"must be {'non-negative' if allow_zero else 'positive'}, got {text}", hint)
+    return v
+
+
+def number_list(flag: str, text: str, allow_zero: bool = False, hint: str | None = None) -> list[float]:
+    return [positive_number(flag, x.strip(), allow_zero, hint) for x in text.split(",") if x.strip()]
+
+
+def check_milliseconds(flag: str, values: list[float]) -> list[float]:
+    """``--R``/``--D`` are in milliseconds: a value between 0 and 1 is almost surely
+    seconds (0.04 for 40 ms), and the simulator takes no delay under 1 ms."""
+    for v in values:
+        if 0 < v < 1:
+            raise SpecError(Loc(flag), f"{v:g} ms is less than 1 ms: {flag} is in milliseconds",
+                            f"{flag} {v * 1000:g} for {v * 1000:g} ms")
+    return values
+
+
+def milliseconds(flag: str, text: str, allow_zero: bool = False, hint: str | None = None) -> list[float]:
+    """A comma-separated list of delays in ms (see :func:`check_milliseconds`)."""
+    return check_milliseconds(flag, number_list(flag, text, allow_zero, hint))
+
+
+def check_seed(seed: int) -> int:
+    if seed < 0:
+        raise SpecError(Loc("--seed"), f"the seed must be a non-negative integer, got {seed}")
+    return seed
+
+
+def check_flows(n: int) -> int:
+    if n < 1:
+        raise SpecError(Loc("--flows"), f"need at least one flow, got {n}")
+    if n > MAX_SIM_FLOWS:
+        raise SpecError(Loc("--flows"), f"{n:,} flows is over the simulator's limit of {MAX_SIM_FLOWS:,}")
+    return n
+
+
+def check_size(duration: float, R_min: float, flows: int, ticks_per_rtt: int = SimConfig.ticks_per_rtt) -> None:
+    """Refuse a run whose tick count or series would not fit, before allocating."""
+    ticks = math.ceil(duration / (R_min / ticks_per_rtt))
+    if ticks > MAX_SIM_TICKS or ticks * flows > MAX_SIM_CELLS:
+        raise SpecError(Loc("--duration"), f"{duration:g} s at R = {R_min * 1000:g} ms is {ticks:,} ticks of R/"
+                        f"{ticks_per_rtt} for {flows} flow(s), over the simulator's limit of {MAX_SIM_TICKS:,} ticks "
+                        f"and {MAX_SIM_CELLS:,} ticks × flows (about "
+                        f"{MAX_SIM_CELLS * SIM_BYTES_PER_CELL / 2**30:.1f} GiB)",
+                        "shorten --duration or lengthen --R")
+
+
+def check_warmup(warmup: float, duration: float) -> float:
+    if warmup >= duration:
+        raise SpecError(Loc("--warmup"), f"warmup {warmup:g} s leaves nothing of the {duration:g} s run to measure",
+                        "make --warmup shorter than --duration")
+    return warmup
+
+
+def out_dir(text: str) -> Path:
+    return output_dir("--out", text)
+
+
+def link_kind(text: str) -> LinkKind:
+    k = MODEL_ALIASES.get(text)
+    if k is None:
+        raise SpecError(Loc("--model"), f"unknown link model {text!r}", f"use one of {', '.join(LINK_KINDS)}")
+    return k
+
+
+def agg_kind(text: str, kind: LinkKind) -> AggKind:
+    """``--agg``: how the ack_agg link spaces its releases."""
+    if text not in AGG_KINDS:
+        raise SpecError(Loc("--agg"), f"unknown aggregation {text!r}", f"use one of {', '.join(AGG_KINDS)}")
+    if text != "uniform" and kind != "ack_agg":
+        raise SpecError(Loc("--agg"), f"--agg {text} spaces the releases of the ack_agg link, not of {kind}",
+                        "add --model ack_agg")
+    return text
+
+
+def check_buffer(b: float, bdp: float, mss: float) -> None:
+    """A drop-tail buffer admits whole packets: one that holds none drops everything,
+    and a run on it means nothing."""
+    if b * bdp < mss:
+        raise SpecError(Loc("--buffer"), f"a buffer of {b:g} BDP is {b * bdp:.0f} bytes, less than one packet "
+                        f"({mss:g} bytes): every packet would be dropped",
+                        f"give at least {mss / bdp:.3g} BDP (one packet) here, or 'inf'")
+
+
+def load_sim_cca(lib: Library, name: str) -> CcaProgram:
+    p = lib.find("templates", name)
+    if p is None:
+        raise SpecError(Loc(name), "CCA file not found", lib.not_found_hint("templates", name))
+    prog = load_cca(p)
+    if prog.is_template:
+        first = next(iter(prog.holes.values()))
+        raise SpecError(first.loc, f"'{prog.name}' is a template with holes", "simulate a concrete CCA (a synth solution)")
+    return prog
