@@ -21,8 +21,9 @@ from fractions import Fraction
 
 import z3
 
+from ccmatic.core.errors import EngineError
 from ccmatic.core.options import RunOptions
-from ccmatic.core.proof import Proof
+from ccmatic.core.proof import Lemma, Proof
 from ccmatic.core.results import (
     ConcreteTrace,
     Counterexample,
@@ -37,6 +38,7 @@ from ccmatic.encode.trace import SymbolicTrace, Tagged
 from ccmatic.engine.proof.cache import ResultCache, constraints_digest, question_key
 from ccmatic.engine.session import LOGIC, Sat, Session, Unsat, make_solver
 from ccmatic.engine.verify import counterexample
+from ccmatic.semantics.explain import Violation, explain
 from ccmatic.semantics.z3domain import as_bool
 from ccmatic.spec.cca import load_cca
 from ccmatic.spec.formula import QueryContext
@@ -177,6 +179,15 @@ class LemmaChecker:
     def check(self, values: dict[str, Fraction], vacuity: bool = True) -> Check:
         premise, conclusion = self.terms(values)
         return self.model.refute(z3.And(premise, z3.Not(conclusion)), premise if vacuity else None)
+
+
+def explain_lemma(ctx: ProofContext, lemma: Lemma, values: dict[str, Fraction], trace: ConcreteTrace) -> Violation:
+    """How a counterexample to a lemma violates its conclusion (with these constant
+    values), computed from its exact trace."""
+    why = explain(ctx.scope(values).condition(lemma.conclusion), trace)
+    if why is None:
+        raise EngineError(f"the counterexample to lemma {lemma.name} meets its conclusion when evaluated exactly")
+    return why
 
 
 def logic_check(negated: z3.BoolRef, opts: RunOptions, facts: list[z3.BoolRef] | None = None) -> Check:

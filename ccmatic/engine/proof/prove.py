@@ -19,9 +19,16 @@ from ccmatic.core.proof import Proof
 from ccmatic.core.results import ConcreteTrace, Verdict, trace_from_json, trace_to_json
 from ccmatic.engine.parallel.executor import Executor, LocalExecutor, map_unordered
 from ccmatic.engine.proof.cache import ResultCache
-from ccmatic.engine.proof.context import Check, LemmaChecker, ModelSession, ProofContext
+from ccmatic.engine.proof.context import (
+    Check,
+    LemmaChecker,
+    ModelSession,
+    ProofContext,
+    explain_lemma,
+)
 from ccmatic.engine.proof.graph import GraphReport, check_graph
 from ccmatic.engine.proof.structure import CheckReport, check_structure
+from ccmatic.semantics.explain import Violation, violation_json
 
 INITIAL = "[initial] holds again"  # pseudo-lemma: [initial] and the invariants hold again at the end
 
@@ -46,6 +53,7 @@ class LemmaReport:
     trace: ConcreteTrace | None = None
     vacuous: bool = False
     cached: bool = False
+    why: Violation | None = None  # how the counterexample violates the conclusion
 
     def json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "verdict": self.verdict, "time_s": round(self.time_s, 3)}
@@ -55,6 +63,8 @@ class LemmaReport:
             d["vacuous"] = True
         if self.cached:
             d["cached"] = True
+        if self.why is not None:
+            d.update(violation_json(self.why))
         if self.trace is not None:
             d["trace"] = trace_to_json(self.trace)
         return d
@@ -163,6 +173,9 @@ def prove(proof: Proof, opts: RunOptions, jobs: int, cache_dir: str | None = Non
     tasks = [LemmaTask(proof, name, opts, cache_dir) for name in names]
     jobs = max(1, min(jobs, len(tasks)))
     done = {r.name: r for r in check_lemmas(tasks, jobs, on_lemma, executor)}
+    for r in done.values():
+        if r.trace is not None and r.name != INITIAL:
+            r.why = explain_lemma(ctx, proof.lemma(r.name), proof.values(), r.trace)
     lemmas = [done.get(lem.name) or LemmaReport(lem.name, "unknown", 0.0, "not checked (--lemma)")
               for lem in proof.lemmas]
     if INITIAL in done:
