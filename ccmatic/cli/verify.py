@@ -42,7 +42,9 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     rep = verify(q, opts, on_encoded=progress)
     if args.plot and isinstance(rep.outcome, Counterexample):
-        plot_trace(rep.outcome.trace, args.plot, title=f"{q.name}: counterexample")
+        cca = q.scenario.cca_path.split("/")[-1]
+        plot_trace(rep.outcome.trace, args.plot, f"ccmatic verify {q.name}: counterexample, T = {q.T}\n"
+                   f"cca {cca} on {q.model.summary()}", rep.objectives)
     if args.json:
         out.write(json.dumps(verify_json(rep), indent=2) + "\n")
     else:
