@@ -19,7 +19,12 @@ from ccmatic.core.scenario import Objective, Query
 from ccmatic.core.source import Source
 from ccmatic.engine.verify import VerifyReport, verify
 from ccmatic.io.plot_marks import bound_of
-from ccmatic.io.report import objectives_lines, verify_json, verify_text, violation_lines
+from ccmatic.io.report import (
+    objectives_lines,
+    verify_json,
+    verify_text,
+    violation_lines,
+)
 from ccmatic.semantics.explain import MAX_SHOWN, ObjectiveCheck, Violation, explain
 from ccmatic.spec.formula import QueryContext, QueryScope, condition
 
