@@ -16,8 +16,9 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Any
 
 import z3
 
@@ -56,6 +57,16 @@ class Check:
     trace: ConcreteTrace | None = None
     vacuous: bool = False
     method: str = "model"
+
+    def json(self) -> dict[str, Any]:
+        """The answer as JSON: a result-cache entry, a worker's reply (with its name)."""
+        return {"verdict": self.verdict, "reason": self.reason, "vacuous": self.vacuous,
+                "trace": trace_to_json(self.trace) if self.trace is not None else None, "time_s": self.time_s}
+
+    @staticmethod
+    def from_json(d: dict[str, Any], method: str = "model") -> Check:
+        tr = trace_from_json(d["trace"]) if d.get("trace") else None
+        return Check(d["verdict"], float(d["time_s"]), d.get("reason"), tr, bool(d.get("vacuous")), method)
 
 
 class ProofContext:
@@ -134,12 +145,9 @@ class ModelSession:
         key = self._key(negated, premise is not None)
         hit = self.cache.get(key)
         if hit is not None:
-            tr = trace_from_json(hit["trace"]) if hit.get("trace") else None
-            return Check(hit["verdict"], time.perf_counter() - t0, hit.get("reason"), tr, bool(hit.get("vacuous")),
-                         "cache")
+            return replace(Check.from_json(hit, "cache"), time_s=time.perf_counter() - t0)
         o = self._refute(negated, premise)
-        self.cache.put(key, {"verdict": o.verdict, "reason": o.reason, "vacuous": o.vacuous,
-                             "trace": trace_to_json(o.trace) if o.trace is not None else None, "time_s": o.time_s})
+        self.cache.put(key, o.json())
         return o
 
     def _refute(self, negated: z3.BoolRef, premise: z3.BoolRef | None) -> Check:

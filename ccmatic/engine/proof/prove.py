@@ -16,7 +16,7 @@ import z3
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.options import RunOptions
 from ccmatic.core.proof import Proof
-from ccmatic.core.results import ConcreteTrace, Verdict, trace_from_json, trace_to_json
+from ccmatic.core.results import ConcreteTrace, Verdict, trace_to_json
 from ccmatic.engine.parallel.executor import Executor, LocalExecutor, map_unordered
 from ccmatic.engine.proof.cache import ResultCache
 from ccmatic.engine.proof.context import (
@@ -122,14 +122,12 @@ def run_lemma_task(task: LemmaTask) -> dict[str, Any]:
 
 
 def _task_result(name: str, o: Check, time_s: float) -> dict[str, Any]:
-    return {"name": name, "verdict": o.verdict, "time_s": time_s, "reason": o.reason, "vacuous": o.vacuous,
-            "cached": o.method == "cache", "trace": trace_to_json(o.trace) if o.trace is not None else None}
+    return {**o.json(), "name": name, "time_s": time_s, "cached": o.method == "cache"}
 
 
 def lemma_report(d: dict[str, Any]) -> LemmaReport:
-    return LemmaReport(d["name"], d["verdict"], float(d["time_s"]), d.get("reason"),
-                       trace_from_json(d["trace"]) if d.get("trace") else None, bool(d.get("vacuous")),
-                       bool(d.get("cached")))
+    o = Check.from_json(d)
+    return LemmaReport(d["name"], o.verdict, o.time_s, o.reason, o.trace, o.vacuous, bool(d.get("cached")))
 
 
 def check_lemmas(tasks: list[LemmaTask], jobs: int, on_done: Callable[[LemmaReport], None] | None = None,

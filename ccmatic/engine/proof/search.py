@@ -31,7 +31,7 @@ from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.limits import MAX_BISECTIONS
 from ccmatic.core.options import RunOptions
 from ccmatic.core.proof import Proof
-from ccmatic.core.results import ConcreteTrace, Verdict, trace_from_json, trace_to_json
+from ccmatic.core.results import ConcreteTrace, Verdict, trace_to_json
 from ccmatic.engine.parallel.executor import Executor, map_unordered
 from ccmatic.engine.proof.cache import ResultCache
 from ccmatic.engine.proof.context import (
@@ -288,8 +288,7 @@ class Searcher:
                  for v in order]
         got: dict[Fraction, Check] = {}
         for i, d in map_unordered(ex, run_lemma_task, tasks):
-            o = Check(d["verdict"], float(d["time_s"]), d.get("reason"),
-                      trace_from_json(d["trace"]) if d.get("trace") else None)
+            o = Check.from_json(d)
             got[order[i]] = o
             self.probes.append(Probe(order[i], o.verdict, o.time_s, bool(d.get("cached")), o.reason))
             if on_probe is not None:
