@@ -284,3 +284,13 @@ def test_plotted_bound_is_the_utilization_line() -> None:
     b = bound_of(tr, v.cmp)
     assert b is not None and b.read == ("S", 0, tr.T - 1) and b.op == ">=" and b.anchor == ("S", 0, 0)
     assert b.value == at(tr, "S", 0) + v.cmp.rhs_value
+
+
+def test_render_keeps_the_meaning_of_the_tree() -> None:
+    """The explanation's text parenthesizes by binding strength (a - (b - c), -(a + b),
+    not (x and y)), shows a flow index only with several flows, and shortens long lists."""
+    w = why("not (S[4] - (S[0] - 1) >= 6 and -(S[1] + S[2]) < 0)")
+    assert w is not None and w.text == "not (S[4] - (S[0] - 1) >= 6 and -(S[1] + S[2]) < 0)"
+    w = why("sum(S[t] for t in range(T)) >= 100")
+    assert w is not None and w.cmp is not None and w.cmp.lhs == "sum(S[0], ... (5 items), S[4])"
+    assert w.cmp.lhs_value == sum(S)

@@ -55,17 +55,19 @@ class _Renderer:
         return f"({s})" if p < prec or (strict and p == prec) else s
 
     def items(self, items: tuple[ir.Expr, ...], sep: str, prec: int) -> str:
-        parts = [self.wrap(x, prec) for x in items]
-        if len(parts) > SHOWN_ITEMS:
-            parts = [parts[0], f"... ({len(items)} items)", parts[-1]]
-        return sep.join(parts)
+        if len(items) > SHOWN_ITEMS:  # the first and the last only (a comprehension may unroll to thousands)
+            return sep.join([self.wrap(items[0], prec), f"... ({len(items)} items)", self.wrap(items[-1], prec)])
+        return sep.join(self.wrap(x, prec) for x in items)
 
     def render(self, e: ir.Expr) -> tuple[str, int]:
         """The text and its binding strength."""
+        leaf = self.leaf(e)
+        return leaf if leaf is not None else self.operator(e)
+
+    def leaf(self, e: ir.Expr) -> tuple[str, int] | None:
         atom = _PREC["atom"]
         if isinstance(e, ir.Num):
-            s = number(e.value)
-            return (s, atom) if e.value >= 0 else (s, _PREC["neg"])
+            return number(e.value), atom if e.value >= 0 else _PREC["neg"]
         if isinstance(e, ir.Bool):
             return ("True" if e.value else "False"), atom
         if isinstance(e, ir.At):
@@ -77,28 +79,27 @@ class _Renderer:
             return e.name, atom
         if isinstance(e, ir.Hole):
             return f"?{e.name}", atom
-        if isinstance(e, ir.Neg):
-            return "-" + self.wrap(e.x, _PREC["neg"]), _PREC["neg"]
-        if isinstance(e, ir.Not):
-            return "not " + self.wrap(e.x, _PREC["not"]), _PREC["not"]
+        return None
+
+    def operator(self, e: ir.Expr) -> tuple[str, int]:
+        if isinstance(e, ir.Neg | ir.Not):
+            p = _PREC["neg" if isinstance(e, ir.Neg) else "not"]
+            return ("-" if isinstance(e, ir.Neg) else "not ") + self.wrap(e.x, p), p
         if isinstance(e, ir.Arith):
             p = _PREC[e.op]
-            right_strict = e.op in ("sub", "div")
             left = self.wrap(e.a, p + 1 if e.op == "pow" else p)
-            return f"{left} {_ARITH[e.op]} {self.wrap(e.b, p, strict=right_strict)}", p
-        if isinstance(e, ir.Cmp):
-            p = _PREC["cmp"]
-            return f"{self.wrap(e.a, p, True)} {_CMP[e.op]} {self.wrap(e.b, p, True)}", p
+            return f"{left} {_ARITH[e.op]} {self.wrap(e.b, p, strict=e.op in ('sub', 'div'))}", p
+        if isinstance(e, ir.Cmp | ir.Implies):
+            p = _PREC["cmp" if isinstance(e, ir.Cmp) else "implies"]
+            op = _CMP[e.op] if isinstance(e, ir.Cmp) else "=>"
+            return f"{self.wrap(e.a, p, True)} {op} {self.wrap(e.b, p, True)}", p
         if isinstance(e, ir.Logic):
             p = _PREC[e.op]
             return self.items(e.items, f" {e.op} ", p + 1), p
-        if isinstance(e, ir.Implies):
-            p = _PREC["implies"]
-            return f"{self.wrap(e.a, p, True)} => {self.wrap(e.b, p, True)}", p
         if isinstance(e, ir.Ite):
             p = _PREC["ite"]
             return f"{self.wrap(e.a, p, True)} if {self.wrap(e.c, p, True)} else {self.wrap(e.b, p)}", p
         if isinstance(e, ir.Reduce):
-            return f"{e.op}({self.items(e.items, ', ', 0)})", atom
+            return f"{e.op}({self.items(e.items, ', ', 0)})", _PREC["atom"]
         assert isinstance(e, ir.Choose)
-        return f"choose({self.items(e.options, ', ', 0)})", atom
+        return f"choose({self.items(e.options, ', ', 0)})", _PREC["atom"]
