@@ -17,7 +17,7 @@ from ccmatic.core.results import (
     trace_to_json,
 )
 from ccmatic.engine.verify import VerifyReport
-from ccmatic.semantics.explain import ObjectiveCheck, Violation
+from ccmatic.semantics.explain import SYMBOL, ObjectiveCheck, Violation
 from ccmatic.spec.render import number
 
 #: the columns of a counterexample table, in the registry's order (the delay bounds
@@ -158,9 +158,7 @@ def violation_lines(v: Violation, indent: str) -> list[str]:
         c = v.cmp
         left = c.lhs if c.lhs == value_text(c.lhs_value) else f"{c.lhs} = {value_text(c.lhs_value)}"
         right = c.rhs if c.rhs == value_text(c.rhs_value) else f"{c.rhs} = {value_text(c.rhs_value)}"
-        req = next(k for k, s in (("<", "lt"), ("<=", "le"), (">", "gt"), (">=", "ge"), ("==", "eq"),
-                                  ("!=", "ne")) if s == c.required)
-        return [f"{indent}{left} {c.actual} {right} (required {req}, margin {value_text(c.margin)})"]
+        return [f"{indent}{left} {c.actual} {right} (required {SYMBOL[c.required]}, margin {value_text(c.margin)})"]
     if v.kind == "fact":
         return [f"{indent}{v.text} is {v.value} (required {not v.value})"]
     at = "" if v.step is None else f" at step {v.step}"
