@@ -17,6 +17,7 @@ from ccmatic.semantics.explain import (
     Comparison,
     ObjectiveCheck,
     Read,
+    Violation,
     read_quantity,
 )
 
@@ -88,7 +89,7 @@ def mark_violations(tr: ConcreteTrace, checks: list[ObjectiveCheck], panels: Pan
         color = COLORS[i % len(COLORS)]
         labelled: set[tuple[int, str]] = set()  # (panel, mark) with a legend entry
         drawn = False
-        for v in c.why.comparisons():
+        for v, alt in _leaves(c.why):
             assert v.cmp is not None
             b = bound_of(tr, v.cmp)
             if b is None:
@@ -98,7 +99,8 @@ def mark_violations(tr: ConcreteTrace, checks: list[ObjectiveCheck], panels: Pan
             name, flow, k = b.read
             y = float(read_quantity(tr, name, flow, k)) * scale
             yb = float(b.value) * scale
-            ax.plot([k - 0.3, k + 0.3], [yb, yb], color=color, lw=3, label=_label(labelled, ax, "bound", f"bound of {c.name} (violated)"))
+            ax.plot([k - 0.3, k + 0.3], [yb, yb], color=color, lw=3, label=_label(labelled, ax, "alt" if alt else "bound",
+                                  f"alternatives of {c.name} (none met)" if alt else f"bound of {c.name} (violated)"))
             if b.anchor is not None:
                 ya = float(read_quantity(tr, *b.anchor)) * scale
                 ax.plot([b.anchor[2], k], [ya, yb], color=color, ls="--", lw=1.2)
@@ -121,3 +123,11 @@ def _label(done: set[tuple[int, str]], ax: Any, mark: str, text: str) -> str:
         return "_nolegend_"
     done.add((id(ax), mark))
     return text
+
+
+def _leaves(v: Violation, alt: bool = False) -> list[tuple[Violation, bool]]:
+    """The violated comparisons shown, each with whether it is one of several
+    alternatives (under an 'or') rather than a bound of its own."""
+    if v.cmp is not None:
+        return [(v, alt)]
+    return [x for p in v.parts for x in _leaves(p, alt or v.kind == "any")]
