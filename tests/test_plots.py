@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from ccmatic.engine.lossfn import parse_loss
 from ccmatic.engine.tradeoff import compute
 from ccmatic.io.charts import bench_figure, tradeoff_figure
 from ccmatic.io.contract_plots import contract_figure
@@ -25,6 +24,7 @@ from ccmatic.sim.fine import simulate
 from ccmatic.sim.links import Link
 from ccmatic.sim.records import Flow, SimConfig
 from ccmatic.spec.cca import load_cca
+from ccmatic.spec.lossfn import parse_loss
 from tests.helpers import run_cli
 
 pytest.importorskip("matplotlib")
@@ -208,16 +208,17 @@ def test_bench_plot_omits_zero_seconds_and_ticks_whole_horizons() -> None:
 
 
 def test_tradeoff_plot_lists_only_drawn_curves() -> None:
-    """C/log(C) from C0 = 1 never leaves C0: it is not in the legend, a note under the
-    axes says why; the drawn curves are listed; the title names the command."""
-    curves = [compute(parse_loss(s, "<--loss>"), Fraction(1), Fraction(1, 2), loss=s) for s in ("C", "C/log(C)")]
+    """A zero loss allowance never leaves C0 (C/log(C) from C0 = 1 is refused at
+    input): it is not in the legend, a note under the axes says why; the drawn curves
+    are listed; the title names the command."""
+    curves = [compute(parse_loss(s, "<--loss>"), Fraction(1), Fraction(1, 2), loss=s) for s in ("C", "0")]
     fig = tradeoff_figure(curves, Fraction(1), Fraction(1000))
     try:
         ax = fig.axes[0]
         assert "ccmatic tradeoff" in ax.get_title()
         assert _legend_texts(fig) == ["f(C) = C"]
         assert len(ax.get_lines()) == 1
-        assert any("C/log(C) not drawn" in t.get_text() for t in fig.texts)
+        assert any("f(C) = 0 not drawn" in t.get_text() for t in fig.texts)
         _assert_legends_outside(fig)
     finally:
         _close(fig)

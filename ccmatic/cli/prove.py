@@ -29,7 +29,7 @@ from ccmatic.engine.proof.prove import (
     prove,
 )
 from ccmatic.engine.verify import model_parts_note
-from ccmatic.io.report import trace_table
+from ccmatic.io.report import lemma_lines, trace_table
 
 
 def mark(verdict: str) -> str:
@@ -65,6 +65,7 @@ def proof_text(rep: ProofReport) -> str:
     for lem in rep.lemmas:
         if lem.trace is not None:
             lines.append(f"counterexample to lemma {lem.name} (re-checked with exact rationals and replayed):")
+            lines += lemma_lines(pr.lemma(lem.name) if lem.name != INITIAL else None, lem.why)
             lines.append(trace_table(lem.trace))
     for s in [rep.coverage, *rep.stitching]:
         if s.trace is not None:

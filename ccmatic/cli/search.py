@@ -23,18 +23,19 @@ from ccmatic.cli.common import (
 )
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import output_dir
+from ccmatic.core.proof import Lemma
 from ccmatic.engine.parallel.executor import LocalExecutor, chosen_executor
 from ccmatic.engine.proof.cache import ResultCache
 from ccmatic.engine.proof.prove import default_jobs
 from ccmatic.engine.proof.search import Probe, Searcher, SearchReport
-from ccmatic.io.report import trace_table
+from ccmatic.io.report import lemma_lines, trace_table
 
 
 def _value(v: object) -> str:
     return "-" if v is None else f"{v} ({float(v):.4g})"  # type: ignore[arg-type]
 
 
-def search_text(rep: SearchReport) -> str:
+def search_text(rep: SearchReport, lemma: Lemma | None = None) -> str:
     lines = [f"search {rep.constant} in lemma {rep.lemma} (easier {rep.easier}):"]
     for p in rep.probes:
         lines.append(f"  {rep.constant} = {p.value!s:>10s} ({float(p.value):.4g}): {p.verdict}"
@@ -51,6 +52,7 @@ def search_text(rep: SearchReport) -> str:
     if rep.trace is not None:
         lines.append(f"counterexample at {rep.constant} = {rep.counterexample} "
                      "(re-checked with exact rationals and replayed):")
+        lines += lemma_lines(lemma, rep.why)
         lines.append(trace_table(rep.trace))
     return "\n".join(lines)
 
@@ -94,7 +96,7 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rep = s.run(lo, hi, frac_arg("--tol", args.tol), on_probe)
     inputs = scenario_inputs(proof.scenario, "proof")
     out.write(json.dumps({**rep.json(), "inputs": inputs}, indent=2) + "\n" if args.json
-              else search_text(rep) + "\n" + input_lines(args, inputs))
+              else search_text(rep, proof.lemma(args.lemma)) + "\n" + input_lines(args, inputs))
     if rep.proved is None:
         return EXIT_CEX if rep.counterexample is not None else EXIT_UNKNOWN
     return EXIT_OK

@@ -50,7 +50,9 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     rep = verify(q, opts, prog, on_encoded=progress)
     trace = "witness" if q.exists else "counterexample"
     if args.plot and isinstance(rep.outcome, Counterexample):
-        plot_trace(rep.outcome.trace, args.plot, title=f"{q.name}: {trace}")
+        cca = q.scenario.cca_name
+        plot_trace(rep.outcome.trace, args.plot, f"ccmatic verify {q.name}: {trace}, T = {q.T}\n"
+                   f"cca {cca} on {q.model.summary()}", rep.objectives)
     inputs = scenario_inputs(q.scenario)
     if args.json:
         out.write(json.dumps({**verify_json(rep), "inputs": inputs}, indent=2) + "\n")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import z3
@@ -29,6 +29,7 @@ from ccmatic.engine.extract import extract
 from ccmatic.engine.recheck import FormulaCache, RecheckError, recheck
 from ccmatic.engine.session import Sat, Session, SolverUnknown, Unsat
 from ccmatic.engine.smt2 import dump_check
+from ccmatic.semantics.explain import ObjectiveCheck, objective_checks
 from ccmatic.semantics.z3domain import as_bool
 from ccmatic.sim.replay import replay_problem
 from ccmatic.spec import ir
@@ -46,6 +47,7 @@ class VerifyReport:
     solve_s: float
     n_constraints: int
     smt2: Path | None = None  # where the deciding check was written (--dump-smt2)
+    objectives: list[ObjectiveCheck] = field(default_factory=list)  # each objective against the outcome
 
     @property
     def verdict(self) -> Verdict:
@@ -88,7 +90,18 @@ def verify(query: Query, opts: RunOptions, prog: CcaProgram | None = None,
         on_encoded()
     t1 = time.perf_counter()
     outcome = solve(prob, prop, opts)
-    return VerifyReport(query, outcome, encode_s, time.perf_counter() - t1, len(prob.base()) + 1, dumped)
+    solve_s = time.perf_counter() - t1
+    return VerifyReport(query, outcome, encode_s, solve_s, len(prob.base()) + 1, dumped,
+                        explain_outcome(query, prog, outcome))
+
+
+def explain_outcome(query: Query, prog: CcaProgram, outcome: Outcome) -> list[ObjectiveCheck]:
+    """Each objective against the outcome: which ones a counterexample violates, and
+    how (computed from its exact trace, after the solver)."""
+    ctx = QueryContext.of(query.scenario, prog)
+    if isinstance(outcome, Counterexample):
+        return objective_checks(query, ctx, outcome.trace, False)
+    return objective_checks(query, ctx, None, True if isinstance(outcome, Proved) else None)
 
 
 def dump_query(folder: Path, query: Query, prob: Problem, prop: z3.BoolRef) -> Path:

@@ -7,6 +7,7 @@ from fractions import Fraction
 from typing import Any
 
 from ccmatic.core.model import MODEL_PARTS
+from ccmatic.core.proof import Lemma
 from ccmatic.core.quantities import QUANTITIES
 from ccmatic.core.results import (
     ANSWERS,
@@ -18,6 +19,8 @@ from ccmatic.core.results import (
     trace_to_json,
 )
 from ccmatic.engine.verify import VerifyReport, model_parts_note
+from ccmatic.semantics.explain import SYMBOL, ObjectiveCheck, Violation
+from ccmatic.spec.render import number
 
 #: the columns of a counterexample table, in the registry's order (the delay bounds
 #: shown as one interval column, "qdel")
@@ -85,7 +88,8 @@ def verify_text(rep: VerifyReport) -> str:
     if isinstance(o, Proved):
         body = f"PROVED for all traces of T={o.T} steps"
     elif isinstance(o, Counterexample):
-        body = "COUNTEREXAMPLE (re-checked with exact rationals and replayed)\n" + trace_table(o.trace)
+        body = "\n".join(["COUNTEREXAMPLE (re-checked with exact rationals and replayed)",
+                          *objectives_lines(rep.objectives), trace_table(o.trace)])
     else:
         assert isinstance(o, Unknown)
         body = f"UNKNOWN: {o.reason} (not proved)"
@@ -119,6 +123,7 @@ def verify_json(rep: VerifyReport) -> dict[str, Any]:
         "time_s": round(rep.encode_s + rep.solve_s, 4), "encode_s": round(rep.encode_s, 4),
         "solve_s": round(rep.solve_s, 4),
     }
+    out["objectives"] = [c.json() for c in rep.objectives]
     if isinstance(o, Counterexample):
         out["trace"] = trace_to_json(o.trace)
     if isinstance(o, Unknown):
@@ -129,3 +134,74 @@ def verify_json(rep: VerifyReport) -> dict[str, Any]:
         out["smt2"] = str(rep.smt2)
     out.update(question_json(rep))
     return out
+
+
+# -- what a counterexample violates --------------------------------------------------------
+
+#: characters of a formula shown on one line
+FORMULA_CHARS = 160
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= FORMULA_CHARS else text[:FORMULA_CHARS - 1] + "…"
+
+
+def value_text(x: Value | None) -> str:
+    """A value, short: exact when it is a short decimal (0.78), else 4 digits (as the tables)."""
+    if x is None or isinstance(x, bool):
+        return str(x)
+    s = number(Fraction(x))
+    return s if "/" not in s else f"{float(x):.4g}"
+
+
+def objectives_lines(checks: list[ObjectiveCheck], indent: str = "  ") -> list[str]:
+    """'violates: ...' with how, per violated objective, then 'holds: ...' per other."""
+    lines: list[str] = []
+    for c in sorted(checks, key=lambda c: c.holds is not False):
+        if c.holds is False:
+            lines.append(f"{indent}violates: {c.title}: {_short(c.formula)}")
+            if c.why is not None:
+                lines += violation_lines(c.why, indent + "  ")
+        else:
+            lines.append(f"{indent}holds: {c.title}")
+    return lines
+
+
+def lemma_lines(lemma: Lemma | None, why: Violation | None, indent: str = "  ") -> list[str]:
+    """'violates lemma NAME: premise => conclusion' and how the conclusion fails."""
+    if lemma is None:
+        return []
+    lines = [f"{indent}violates lemma {lemma.name}: {_short(lemma.premise.text)} => {_short(lemma.conclusion.text)}"]
+    if why is not None:
+        lines.append(f"{indent}  the premise holds; the conclusion fails:")
+        lines += violation_lines(why, indent + "    ")
+    return lines
+
+
+def violation_lines(v: Violation, indent: str) -> list[str]:
+    """How a formula fails, one line per comparison, nested as the formula is."""
+    if v.cmp is not None:
+        c = v.cmp
+        left = c.lhs if c.lhs == value_text(c.lhs_value) else f"{c.lhs} = {value_text(c.lhs_value)}"
+        right = c.rhs if c.rhs == value_text(c.rhs_value) else f"{c.rhs} = {value_text(c.rhs_value)}"
+        return [f"{indent}{left} {c.actual} {right} (required {SYMBOL[c.required]}, margin {value_text(c.margin)})"]
+    if v.kind == "fact":
+        return [f"{indent}{v.text} is {v.value} (required {not v.value})"]
+    at = "" if v.step is None else f" at step {v.step}"
+    if v.kind == "implies":
+        head = [f"{indent}{_short(v.text)} holds, so{at}:"]
+    elif v.kind == "all":
+        first = "" if v.step is None else f", the first at step {v.step}"
+        head = [f"{indent}{v.count} of {v.total} conditions fail{first}:"]
+    else:
+        head = [f"{indent}none of the {v.total} alternatives holds{at}:"]
+    lines = head
+    for p in v.parts:
+        if p.kind in ("all", "any") and v.kind != "implies":
+            lines.append(f"{indent}  {_short(p.text)}:")
+            lines += violation_lines(p, indent + "    ")
+        else:
+            lines += violation_lines(p, indent + "  ")
+    if v.kind in ("all", "any") and (n := (v.count if v.kind == "all" else v.total) - len(v.parts)) > 0:
+        lines.append(f"{indent}  ... and {n} more")
+    return lines

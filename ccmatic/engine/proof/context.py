@@ -16,13 +16,15 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Any
 
 import z3
 
+from ccmatic.core.errors import EngineError
 from ccmatic.core.options import RunOptions
-from ccmatic.core.proof import Proof
+from ccmatic.core.proof import Lemma, Proof
 from ccmatic.core.results import (
     ConcreteTrace,
     Counterexample,
@@ -37,6 +39,7 @@ from ccmatic.encode.trace import SymbolicTrace, Tagged
 from ccmatic.engine.proof.cache import ResultCache, constraints_digest, question_key
 from ccmatic.engine.session import LOGIC, Sat, Session, Unsat, make_solver
 from ccmatic.engine.verify import counterexample
+from ccmatic.semantics.explain import Violation, explain
 from ccmatic.semantics.z3domain import as_bool
 from ccmatic.spec.cca import load_cca
 from ccmatic.spec.formula import QueryContext
@@ -54,6 +57,16 @@ class Check:
     trace: ConcreteTrace | None = None
     vacuous: bool = False
     method: str = "model"
+
+    def json(self) -> dict[str, Any]:
+        """The answer as JSON: a result-cache entry, a worker's reply (with its name)."""
+        return {"verdict": self.verdict, "reason": self.reason, "vacuous": self.vacuous,
+                "trace": trace_to_json(self.trace) if self.trace is not None else None, "time_s": self.time_s}
+
+    @staticmethod
+    def from_json(d: dict[str, Any], method: str = "model") -> Check:
+        tr = trace_from_json(d["trace"]) if d.get("trace") else None
+        return Check(d["verdict"], float(d["time_s"]), d.get("reason"), tr, bool(d.get("vacuous")), method)
 
 
 class ProofContext:
@@ -132,12 +145,9 @@ class ModelSession:
         key = self._key(negated, premise is not None)
         hit = self.cache.get(key)
         if hit is not None:
-            tr = trace_from_json(hit["trace"]) if hit.get("trace") else None
-            return Check(hit["verdict"], time.perf_counter() - t0, hit.get("reason"), tr, bool(hit.get("vacuous")),
-                         "cache")
+            return replace(Check.from_json(hit, "cache"), time_s=time.perf_counter() - t0)
         o = self._refute(negated, premise)
-        self.cache.put(key, {"verdict": o.verdict, "reason": o.reason, "vacuous": o.vacuous,
-                             "trace": trace_to_json(o.trace) if o.trace is not None else None, "time_s": o.time_s})
+        self.cache.put(key, o.json())
         return o
 
     def _refute(self, negated: z3.BoolRef, premise: z3.BoolRef | None) -> Check:
@@ -177,6 +187,15 @@ class LemmaChecker:
     def check(self, values: dict[str, Fraction], vacuity: bool = True) -> Check:
         premise, conclusion = self.terms(values)
         return self.model.refute(z3.And(premise, z3.Not(conclusion)), premise if vacuity else None)
+
+
+def explain_lemma(ctx: ProofContext, lemma: Lemma, values: dict[str, Fraction], trace: ConcreteTrace) -> Violation:
+    """How a counterexample to a lemma violates its conclusion (with these constant
+    values), computed from its exact trace."""
+    why = explain(ctx.scope(values).condition(lemma.conclusion), trace)
+    if why is None:
+        raise EngineError(f"the counterexample to lemma {lemma.name} meets its conclusion when evaluated exactly")
+    return why
 
 
 def logic_check(negated: z3.BoolRef, opts: RunOptions, facts: list[z3.BoolRef] | None = None) -> Check:

@@ -16,12 +16,19 @@ import z3
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.options import RunOptions
 from ccmatic.core.proof import Proof
-from ccmatic.core.results import ConcreteTrace, Verdict, trace_from_json, trace_to_json
+from ccmatic.core.results import ConcreteTrace, Verdict, trace_to_json
 from ccmatic.engine.parallel.executor import Executor, LocalExecutor, map_unordered
 from ccmatic.engine.proof.cache import ResultCache
-from ccmatic.engine.proof.context import Check, LemmaChecker, ModelSession, ProofContext
+from ccmatic.engine.proof.context import (
+    Check,
+    LemmaChecker,
+    ModelSession,
+    ProofContext,
+    explain_lemma,
+)
 from ccmatic.engine.proof.graph import GraphReport, check_graph
 from ccmatic.engine.proof.structure import CheckReport, check_structure
+from ccmatic.semantics.explain import Violation, violation_json
 
 INITIAL = "[initial] holds again"  # pseudo-lemma: [initial] and the invariants hold again at the end
 
@@ -46,6 +53,7 @@ class LemmaReport:
     trace: ConcreteTrace | None = None
     vacuous: bool = False
     cached: bool = False
+    why: Violation | None = None  # how the counterexample violates the conclusion
 
     def json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "verdict": self.verdict, "time_s": round(self.time_s, 3)}
@@ -55,6 +63,8 @@ class LemmaReport:
             d["vacuous"] = True
         if self.cached:
             d["cached"] = True
+        if self.why is not None:
+            d.update(violation_json(self.why))
         if self.trace is not None:
             d["trace"] = trace_to_json(self.trace)
         return d
@@ -112,14 +122,12 @@ def run_lemma_task(task: LemmaTask) -> dict[str, Any]:
 
 
 def _task_result(name: str, o: Check, time_s: float) -> dict[str, Any]:
-    return {"name": name, "verdict": o.verdict, "time_s": time_s, "reason": o.reason, "vacuous": o.vacuous,
-            "cached": o.method == "cache", "trace": trace_to_json(o.trace) if o.trace is not None else None}
+    return {**o.json(), "name": name, "time_s": time_s, "cached": o.method == "cache"}
 
 
 def lemma_report(d: dict[str, Any]) -> LemmaReport:
-    return LemmaReport(d["name"], d["verdict"], float(d["time_s"]), d.get("reason"),
-                       trace_from_json(d["trace"]) if d.get("trace") else None, bool(d.get("vacuous")),
-                       bool(d.get("cached")))
+    o = Check.from_json(d)
+    return LemmaReport(d["name"], o.verdict, o.time_s, o.reason, o.trace, o.vacuous, bool(d.get("cached")))
 
 
 def check_lemmas(tasks: list[LemmaTask], jobs: int, on_done: Callable[[LemmaReport], None] | None = None,
@@ -165,6 +173,9 @@ def prove(proof: Proof, opts: RunOptions, jobs: int, cache_dir: str | None = Non
     tasks = [LemmaTask(proof, name, opts, cache_dir) for name in names]
     jobs = max(1, min(jobs, len(tasks)))
     done = {r.name: r for r in check_lemmas(tasks, jobs, on_lemma, executor)}
+    for r in done.values():
+        if r.trace is not None and r.name != INITIAL:
+            r.why = explain_lemma(ctx, proof.lemma(r.name), proof.values(), r.trace)
     lemmas = [done.get(lem.name) or LemmaReport(lem.name, "unknown", 0.0, "not checked (--lemma)")
               for lem in proof.lemmas]
     if INITIAL in done:

@@ -31,11 +31,18 @@ from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.limits import MAX_BISECTIONS
 from ccmatic.core.options import RunOptions
 from ccmatic.core.proof import Proof
-from ccmatic.core.results import ConcreteTrace, Verdict, trace_from_json, trace_to_json
+from ccmatic.core.results import ConcreteTrace, Verdict, trace_to_json
 from ccmatic.engine.parallel.executor import Executor, map_unordered
 from ccmatic.engine.proof.cache import ResultCache
-from ccmatic.engine.proof.context import Check, LemmaChecker, ProofContext, logic_check
+from ccmatic.engine.proof.context import (
+    Check,
+    LemmaChecker,
+    ProofContext,
+    explain_lemma,
+    logic_check,
+)
 from ccmatic.engine.proof.prove import LemmaTask, run_lemma_task
+from ccmatic.semantics.explain import Violation, violation_json
 
 
 @dataclass
@@ -68,6 +75,7 @@ class SearchReport:
     time_s: float
     unknown: list[Fraction] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    why: Violation | None = None  # how the trace violates the conclusion at the counterexample value
 
     @property
     def width(self) -> Fraction | None:
@@ -84,6 +92,7 @@ class SearchReport:
             "unknown": [str(u) for u in self.unknown],
             "monotone": self.monotone,
             "probes": [p.json() for p in self.probes],
+            **(violation_json(self.why) if self.why is not None else {}),
             "trace": trace_to_json(self.trace) if self.trace is not None else None,
             "time_s": round(self.time_s, 3),
             "notes": self.notes,
@@ -162,8 +171,19 @@ class Searcher:
         o = logic_check(z3.And(z3.Implies(ph, ch), pe, z3.Not(ce)), self.opts, [self.ctx.tr.MSS > 0])
         return o.verdict == "proved"
 
+    def explained(self, rep: SearchReport) -> SearchReport:
+        """The report with how its counterexample violates the lemma's conclusion."""
+        if rep.trace is not None and rep.counterexample is not None:
+            rep.why = explain_lemma(self.ctx, self.checker.lemma, self.values(rep.counterexample), rep.trace)
+        return rep
+
     def run(self, lo: Fraction, hi: Fraction, tol: Fraction,
             on_probe: Callable[[Probe], None] | None = None) -> SearchReport:
+        """Bisection between lo and hi, to a bracket of width tol."""
+        return self.explained(self._run(lo, hi, tol, on_probe))
+
+    def _run(self, lo: Fraction, hi: Fraction, tol: Fraction,
+             on_probe: Callable[[Probe], None] | None = None) -> SearchReport:
         t0 = time.perf_counter()
         if not lo < hi:
             raise SpecError(Loc("--lo"), f"the range must have lo < hi, got [{lo}, {hi}]")
@@ -223,6 +243,10 @@ class Searcher:
         """Check every grid value; the answer is the hardest proved value all of whose
         easier grid values are proved, and the easiest one with a counterexample.  With an
         executor the values are independent tasks (one solver each)."""
+        return self.explained(self._grid(values, on_probe, executor, cache_dir))
+
+    def _grid(self, values: list[Fraction], on_probe: Callable[[Probe], None] | None,
+              executor: Executor | None, cache_dir: str | None) -> SearchReport:
         t0 = time.perf_counter()
         order = sorted(set(values), key=lambda v: v if self.const.easier == "up" else -v, reverse=True)
         # order: easiest first
@@ -264,8 +288,7 @@ class Searcher:
                  for v in order]
         got: dict[Fraction, Check] = {}
         for i, d in map_unordered(ex, run_lemma_task, tasks):
-            o = Check(d["verdict"], float(d["time_s"]), d.get("reason"),
-                      trace_from_json(d["trace"]) if d.get("trace") else None)
+            o = Check.from_json(d)
             got[order[i]] = o
             self.probes.append(Probe(order[i], o.verdict, o.time_s, bool(d.get("cached")), o.reason))
             if on_probe is not None:
