@@ -1,0 +1,85 @@
+"""CCAC's CCAs as CCAC defines them (templates/aimd.cca, bbr.cca, copa.cca) against
+the answers CCAC itself gives: its unit test test_cca_aimd.py and its example
+questions (example_queries.py, shipped as queries/ccac/*.toml).  Each solver answer
+comes in a tight pair: the bound CCAC answers, and a hair beyond it the other verdict."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from ccmatic.core.model import ModelConfig
+from ccmatic.core.options import RunOptions
+from ccmatic.io.models import load_model
+from tests.helpers import assert_golden, load_file_query, proved, refuted
+
+ROOT = Path(__file__).resolve().parent.parent
+CCAC_QUERIES = sorted((ROOT / "queries" / "ccac").glob("*.toml"))
+OPTS = RunOptions(timeout_s=300, seed=0)
+
+# CCAC's AIMD at step 0 (last_loss(0) = S(0) = 0) and its recovery mark A - L + dupacks
+AIMD_PINS = ("recover[0] == 0 and run_S[0] == 0 and age[0] == 0",
+             "all(marked[t] => recover[t] == A[t] - L[t] + 3 * MSS for t in range(1, T))",
+             "cwnd[0] > 0")
+
+
+def ccac_default() -> ModelConfig:
+    """CCAC's ModelConfig.default() with AIMD's dupacks = 3 alpha."""
+    return replace(load_model(ROOT / "models" / "ccac_default.toml"), dupacks=Fraction(3))
+
+
+@pytest.mark.parametrize("path", CCAC_QUERIES, ids=[p.stem for p in CCAC_QUERIES])
+def test_ccac_example_question(path: Path) -> None:
+    """Each of CCAC's example questions gives CCAC's answer (its 'expect')."""
+    assert_golden(path, OPTS)
+
+
+def test_aimd_can_incr_some_trace_increases() -> None:
+    """CCAC's test_can_incr, first half (sat): some trace grows the window (without a
+    loss or a timeout), so 'cwnd never grows' has a counterexample."""
+    refuted(ccac_default(), 10, "all(cwnd[t] <= cwnd[t - 1] for t in range(1, T))",
+            assume=AIMD_PINS, cca="aimd")
+
+
+GROWS = ("all((S[t] - S[t - 1] >= cwnd[t] - {slack} and Ld[t + 1] == Ld[t] and not timeout[t + 1])"
+         " => cwnd[t + 1] == cwnd[t] + MSS for t in range(1, T - 1))")
+
+
+def test_aimd_can_incr_a_window_of_acks_always_increases() -> None:
+    """CCAC's test_can_incr, second half (unsat): if S grows by at least cwnd in a
+    step, the window grows by MSS at the next step (unless a loss or timeout)."""
+    proved(ccac_default(), 10, GROWS.format(slack=0), assume=AIMD_PINS, cca="aimd")
+
+
+def test_aimd_can_incr_a_hair_less_than_a_window_may_not() -> None:
+    """Tight twin: S growing by cwnd less a hundredth of an MSS in one step (and no
+    earlier ACKs in the window's run) need not grow the window."""
+    refuted(ccac_default(), 10, GROWS.format(slack="MSS / 100"), assume=AIMD_PINS, cca="aimd")
+
+
+def test_aimd_waits_for_a_window_of_acks() -> None:
+    """CCAC's default (aimd_incr_irrespective = False): with fewer than a window of
+    bytes ACKed in every step the window can stay put without a loss, where the
+    looser aimd_incr_every_step.cca always grows."""
+    prop = "all((Ld[t] == Ld[t - 1] and not timeout[t]) => cwnd[t] > cwnd[t - 1] for t in range(2, T))"
+    refuted(ccac_default(), 6, prop, assume=AIMD_PINS, cca="aimd")
+    proved(ccac_default(), 6, prop, assume=("cwnd[0] > 0",), cca="aimd_incr_every_step")
+
+
+def test_aimd_halves_without_a_floor() -> None:
+    """CCAC halves the window on a new loss with no floor at MSS: a window below
+    2 MSS can halve below MSS (the looser file floors it)."""
+    prop = "all(cwnd[t] >= MSS for t in range(2, T))"
+    start = ("cwnd[0] >= MSS and cwnd[1] >= MSS", "all(not timeout[t] for t in range(T))")
+    refuted(ccac_default(), 6, prop, assume=AIMD_PINS + start, cca="aimd")
+    proved(ccac_default(), 6, prop, assume=start, cca="aimd_incr_every_step")
+
+
+def test_query_files_load() -> None:
+    """Every CCAC question declares CCAC's answer."""
+    assert CCAC_QUERIES
+    for p in CCAC_QUERIES:
+        assert load_file_query(p).expect in ("proved", "counterexample")
