@@ -50,6 +50,9 @@ class Scenario:
     periodic: int | None = None
     initial: Initial = field(default_factory=Initial)
     assumptions: tuple[Source, ...] = ()
+    # periodic's form: CCAC's make_periodic (False: the state at the last step equals
+    # the first step's) or every pair of steps K apart (True: the key periodic_all)
+    periodic_all: bool = False
 
 
 class OnScenario:
