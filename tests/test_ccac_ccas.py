@@ -63,6 +63,22 @@ def test_copa_composing_utilization_is_arbitrarily_low() -> None:
     assert verdict_with("copa_low_util_compose", "S[T-1] - S[0] >= 1/1000 * C * T") == "counterexample"
 
 
+def test_bbr_utilization_is_arbitrarily_low() -> None:
+    """CCAC's bbr_low_util: simplified BBR's utilization can be made arbitrarily small
+    (CCAC, run side by side: sat below 1/1000 of C T, unsat at 0).  Some utilization
+    is proved, 1/1000 of C T is not."""
+    assert verdict_with("bbr_low_util", "S[T-1] - S[0] > 0") == "proved"
+    assert verdict_with("bbr_low_util", "S[T-1] - S[0] >= 1/1000 * C * T") == "counterexample"
+
+
+def test_bbr_is_constrained_from_2r() -> None:
+    """CCAC constrains BBR's cwnd from t = 2R, with one window of delivery rate:
+    cwnd(2) = 2 (S(1) - S(0)).  The looser bbr_free_start.cca leaves it free."""
+    prop = "cwnd[2] == 2 * (S[1] - S[0]) and rate[2] >= 0.8 * (S[1] - S[0]) / R"
+    proved(ccac_default(), 6, prop, cca="bbr")
+    refuted(ccac_default(), 6, prop, cca="bbr_free_start")
+
+
 def test_aimd_can_incr_some_trace_increases() -> None:
     """CCAC's test_can_incr, first half (sat): some trace grows the window (without a
     loss or a timeout), so 'cwnd never grows' has a counterexample."""

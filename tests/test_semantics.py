@@ -313,7 +313,7 @@ def test_initial_values_read_the_models_D_and_T() -> None:
 
 
 def test_initial_values_bbr_return_the_chosen_phase() -> None:
-    code = _load("bbr").code(1, 1, 10)
+    code = _load("bbr_free_start").code(1, 1, 10)
     seen: list[list[Any]] = []
 
     def pick(opts: list[Any], node: ir.Choose) -> Any:
