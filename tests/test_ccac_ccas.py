@@ -63,6 +63,19 @@ def test_copa_composing_utilization_is_arbitrarily_low() -> None:
     assert verdict_with("copa_low_util_compose", "S[T-1] - S[0] >= 1/1000 * C * T") == "counterexample"
 
 
+PREMATURE = ("all(not (cwnd[t] <= {w} and Ld[t + 1] - Ld[t] >= 1 and S[t + 1 - R] - S[t - R] >= C * R + 1"
+             " and A[t + 1] >= A[t] + 2 and L[t + 1] > L[t]) for t in range(2, T - 1))")
+
+
+def test_aimd_premature_loss_needs_a_window_above_2_bdp_less_alpha() -> None:
+    """CCAC's aimd_premature_loss asks for cwnd <= 2 (sat).  The loss needs a window
+    above 2 - 1/10 (2 BDP less the largest alpha): with cwnd <= 19/10 there is none,
+    with 19/10 + 1/1000 there is one (CCAC, run side by side: unsat at 1.9, sat at
+    1.9001)."""
+    assert verdict_with("aimd_premature_loss", PREMATURE.format(w="19/10")) == "proved"
+    assert verdict_with("aimd_premature_loss", PREMATURE.format(w="19/10 + 1/1000")) == "counterexample"
+
+
 def test_bbr_utilization_is_arbitrarily_low() -> None:
     """CCAC's bbr_low_util: simplified BBR's utilization can be made arbitrarily small
     (CCAC, run side by side: sat below 1/1000 of C T, unsat at 0).  Some utilization

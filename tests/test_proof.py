@@ -743,12 +743,34 @@ def test_aimd_steady_bounds_tight_pairs(constant: str, holds: str, fails: str) -
 
 
 def test_copa_steady_queue_bound_tight_pair() -> None:
-    """Copa's steady state keeps the queue <= 28/5 C R at every step; 50/9 is refuted."""
+    """CCAC's Copa's steady state keeps the queue <= 23/5 C R at every step; 41/9 is
+    refuted."""
     path = SHIPPED_DIR / "copa-ccac.toml"
-    _code, d = prove(path, "--lemma", "bounded", "--set", "qall=28/5")
+    _code, d = prove(path, "--lemma", "bounded", "--set", "qall=23/5")
     assert lemma(d, "bounded")["verdict"] == "proved"
-    code, d = prove(path, "--lemma", "bounded", "--set", "qall=50/9")
+    code, d = prove(path, "--lemma", "bounded", "--set", "qall=41/9")
     assert code == 1 and lemma(d, "bounded")["verdict"] == "counterexample"
+
+
+def test_copa_window_band_is_ccacs_4_bdp() -> None:
+    """CCAC's Copa: a window above 4 C R + MSS shrinks ('shrink' proved), and above
+    47/12 C R + MSS it need not."""
+    path = SHIPPED_DIR / "copa-ccac.toml"
+    _code, d = prove(path, "--lemma", "shrink")
+    assert lemma(d, "shrink")["verdict"] == "proved"
+    code, d = prove(path, "--lemma", "shrink", "--set", "hi=47/12")
+    assert code == 1 and lemma(d, "shrink")["verdict"] == "counterexample"
+
+
+@pytest.mark.slow
+def test_copa_queue_band_is_ccacs_4_bdp() -> None:
+    """CCAC's Copa: the queue band 4 C R + 2 MSS is kept ('stay' proved), and
+    39/10 C R + 2 MSS is not."""
+    path = SHIPPED_DIR / "copa-ccac.toml"
+    _code, d = prove(path, "--lemma", "stay")
+    assert lemma(d, "stay")["verdict"] == "proved"
+    code, d = prove(path, "--lemma", "stay", "--set", "qmax=39/10")
+    assert code == 1 and lemma(d, "stay")["verdict"] == "counterexample"
 
 
 def _with_drain_measures(tmp_path: Path, measures: str, order: str | None) -> Path:
