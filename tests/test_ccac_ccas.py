@@ -115,6 +115,19 @@ def test_aimd_can_incr_a_hair_less_than_a_window_may_not() -> None:
     refuted(ccac_default(), 10, GROWS.format(slack="MSS / 100"), assume=AIMD_PINS, cca="aimd")
 
 
+RUN = ("cwnd[0] != cwnd[1] and cwnd[1] == cwnd[2] and cwnd[2] == cwnd[3] and S[3] - S[1] >= cwnd[3] - {slack}"
+       " and Ld[4] == Ld[3] and not timeout[4]")
+
+
+def test_aimd_counts_the_acks_since_the_window_changed() -> None:
+    """CCAC's can_incr over a run: the window took its value at step 1 and kept it to
+    step 3; a window of bytes ACKed since step 1 (S(3) - S(1)), even if no single
+    step ACKed a window, grows it at step 4.  A hundredth of an MSS less need not."""
+    grows = "cwnd[4] == cwnd[3] + MSS"
+    proved(ccac_default(), 6, grows, assume=AIMD_PINS + (RUN.format(slack=0),), cca="aimd")
+    refuted(ccac_default(), 6, grows, assume=AIMD_PINS + (RUN.format(slack="MSS / 100"),), cca="aimd")
+
+
 def test_aimd_waits_for_a_window_of_acks() -> None:
     """CCAC's default (aimd_incr_irrespective = False): with fewer than a window of
     bytes ACKed in every step the window can stay put without a loss, where the
