@@ -47,12 +47,12 @@ def assert_golden(path: Path, opts: RunOptions) -> None:
 
 
 def query(model: ModelConfig, T: int, prop: str, assume: tuple[str, ...] = (), cca: str = "any_sender",
-          periodic: int | None = None, initial: Initial | None = None) -> Query:
+          periodic: int | None = None, initial: Initial | None = None, periodic_all: bool = False) -> Query:
     """A query checking one expression ``prop`` for a CCA from templates/."""
     path = ROOT / "templates" / f"{cca}.cca"
     scenario = Scenario("test", "<test>", str(path), path.read_text(), model, T, 0, periodic,
                         initial if initial is not None else Initial(),
-                        tuple(Source("<test>", a) for a in assume))
+                        tuple(Source("<test>", a) for a in assume), periodic_all=periodic_all)
     return Query(scenario, (Objective("expr", {}, Loc("<test>"), Source("<test>", prop), "property"),))
 
 

@@ -125,7 +125,7 @@ def test_check_reports_reads() -> None:
     assert code == 0
     d = json.loads(out)
     assert d["sets_cwnd"] and d["sets_rate"]
-    assert "qdel_lo" in d["reads"] and "C" not in d["reads"]
+    assert "qdel_hi" in d["reads"] and "C" not in d["reads"]
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["verify", "--help"]])

@@ -201,19 +201,30 @@ def test_ideal_serves_tokens() -> None:
 
 @pytest.mark.parametrize("fam", ALL)
 def test_periodic(fam: str) -> None:
-    """periodic = K is CCAC's make_periodic: over the last K steps the trace repeats
-    its first K steps (cwnd, rate, A − L − S, L − Ld and the bottleneck queue)."""
+    """periodic = K is CCAC's make_periodic(dur = K): rate and cwnd of the last K
+    steps repeat the first K, and the state (bottleneck queue, A − L − S, L − Ld) at
+    the last step equals the first step's, at no other pair of steps."""
     m = FAMILIES[fam]
-    bq = "all(bq[t] == bq[T-2+t] for t in range(2))"
-    proved(m, 6, bq, periodic=2)
-    refuted(m, 6, bq)
-    # the old meaning (the queue at the end equals the queue at step 0) is gone:
-    # bq[T-1] now repeats bq[K-1]
-    refuted(m, 6, "bq[T-1] == bq[0]", periodic=2)
+    last = "bq[T-1] == bq[0] and A[T-1] - L[T-1] - S[T-1] == A[0] - L[0] - S[0] and L[T-1] - Ld[T-1] == L[0] - Ld[0]"
+    proved(m, 6, last, periodic=2)
+    refuted(m, 6, last)
+    refuted(m, 6, "bq[T-2] == bq[0]", periodic=2)
+    refuted(m, 6, "bq[T-1] == bq[1]", periodic=2)
     rate = "all(rate[t] == rate[T-2+t] for t in range(2))"
     proved(m, 6, rate, periodic=2)
     refuted(m, 6, rate)
     refuted(m, 6, "rate[2] == rate[T-2]", periodic=2)  # only the last K steps repeat the first K
+
+
+@pytest.mark.parametrize("fam", ALL)
+def test_periodic_all(fam: str) -> None:
+    """periodic_all = K: the state is tied at every pair of steps K apart among the
+    first and last K (the queue at the last step repeats step K − 1's, not step 0's)."""
+    m = FAMILIES[fam]
+    pairs = "all(bq[t] == bq[T-2+t] and A[t] - L[t] - S[t] == A[T-2+t] - L[T-2+t] - S[T-2+t] for t in range(2))"
+    proved(m, 6, pairs, periodic=2, periodic_all=True)
+    refuted(m, 6, pairs, periodic=2)
+    refuted(m, 6, "bq[T-1] == bq[0]", periodic=2, periodic_all=True)
 
 
 # -- queueing-delay samples (docs/semantics.md §Queueing delay) ----------------------------

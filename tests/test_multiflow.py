@@ -206,6 +206,6 @@ def test_a_cca_cannot_read_the_networks_jitter(tmp_path: Path) -> None:
     cca = tmp_path / "peek.cca"
     cca.write_text("cwnd = MSS * Dmax\n")
     q = tmp_path / "q.toml"
-    q.write_text(BASE.read_text().replace('cca = "copa"', f'cca = "{cca}"'))
+    q.write_text(BASE.read_text().replace('cca = "copa_nofresh"', f'cca = "{cca}"'))
     code, _out, err = run_cli("verify", q)
     assert code == 2 and "peek.cca:1:" in err and "Dmax" in err, err

@@ -673,7 +673,7 @@ def test_progress_cases_must_share_their_measures() -> None:
 
 
 def test_cca_state_variables_keep_their_units(tmp_path: Path) -> None:
-    """'recover' is declared in bytes in aimd.cca: comparing it with A type-checks (it
+    """'recover' is declared in bytes in aimd_incr_every_step.cca: comparing it with A type-checks (it
     used to read as dimensionless), and the invariant is checked to hold again."""
     code, d = prove(PROOFS / "aimd_state_units.toml")
     assert code == 0 and d["verdict"] == "proved"
@@ -729,13 +729,48 @@ def test_aimd_window_bound_is_ccacs_exactly(constant: str, holds: str, fails: st
     assert cwnd[-1] > Fraction(59, 20) * C + mss   # R = 1 step
 
 
-def test_copa_steady_queue_bound_tight_pair() -> None:
-    """Copa's steady state keeps the queue <= 28/5 C R at every step; 50/9 is refuted."""
-    path = SHIPPED_DIR / "copa-ccac.toml"
-    _code, d = prove(path, "--lemma", "bounded", "--set", "qall=28/5")
+@pytest.mark.parametrize(("constant", "holds", "fails"),
+                         [("wall", "18/5", "32/9"), ("lossr", "13/5", "23/9"), ("lossavg", "39/20", "23/12")])
+def test_aimd_steady_bounds_tight_pairs(constant: str, holds: str, fails: str) -> None:
+    """CCAC's AIMD in its band: cwnd, the loss in a step and the loss over the period
+    are bounded by the proof's constants ('bounded' proved), and a hair below each
+    the lemma has a counterexample."""
+    path = SHIPPED_DIR / "aimd-ccac.toml"
+    _code, d = prove(path, "--lemma", "bounded", "--set", f"{constant}={holds}")
     assert lemma(d, "bounded")["verdict"] == "proved"
-    code, d = prove(path, "--lemma", "bounded", "--set", "qall=50/9")
+    code, d = prove(path, "--lemma", "bounded", "--set", f"{constant}={fails}")
     assert code == 1 and lemma(d, "bounded")["verdict"] == "counterexample"
+
+
+def test_copa_steady_queue_bound_tight_pair() -> None:
+    """CCAC's Copa's steady state keeps the queue <= 23/5 C R at every step; 41/9 is
+    refuted."""
+    path = SHIPPED_DIR / "copa-ccac.toml"
+    _code, d = prove(path, "--lemma", "bounded", "--set", "qall=23/5")
+    assert lemma(d, "bounded")["verdict"] == "proved"
+    code, d = prove(path, "--lemma", "bounded", "--set", "qall=41/9")
+    assert code == 1 and lemma(d, "bounded")["verdict"] == "counterexample"
+
+
+def test_copa_window_band_is_ccacs_4_bdp() -> None:
+    """CCAC's Copa: a window above 4 C R + MSS shrinks ('shrink' proved), and above
+    47/12 C R + MSS it need not."""
+    path = SHIPPED_DIR / "copa-ccac.toml"
+    _code, d = prove(path, "--lemma", "shrink")
+    assert lemma(d, "shrink")["verdict"] == "proved"
+    code, d = prove(path, "--lemma", "shrink", "--set", "hi=47/12")
+    assert code == 1 and lemma(d, "shrink")["verdict"] == "counterexample"
+
+
+@pytest.mark.slow
+def test_copa_queue_band_is_ccacs_4_bdp() -> None:
+    """CCAC's Copa: the queue band 4 C R + 2 MSS is kept ('stay' proved), and
+    39/10 C R + 2 MSS is not."""
+    path = SHIPPED_DIR / "copa-ccac.toml"
+    _code, d = prove(path, "--lemma", "stay")
+    assert lemma(d, "stay")["verdict"] == "proved"
+    code, d = prove(path, "--lemma", "stay", "--set", "qmax=39/10")
+    assert code == 1 and lemma(d, "stay")["verdict"] == "counterexample"
 
 
 def _with_drain_measures(tmp_path: Path, measures: str, order: str | None) -> Path:
@@ -791,14 +826,14 @@ def test_search_refuses_a_constant_the_invariant_reads() -> None:
 
 def test_the_initial_check_can_be_named_with_lemma(tmp_path: Path) -> None:
     """``--lemma "[initial] holds again"`` checks just the chaining of the invariant:
-    AIMD's holds with umax = 11/4 and fails with 5/2; a proof without [initial] or
+    AIMD's holds with umax = 2 and fails with 39/20; a proof without [initial] or
     invariant says so in one line (exit 2)."""
     path = SHIPPED_DIR / "aimd-ccac.toml"
     name = "[initial] holds again"
     _code, d = prove(path, "--lemma", name)
     assert lemma(d, name)["verdict"] == "proved"
     assert lemma(d, "stay")["verdict"] == "unknown"   # not checked
-    code, d = prove(path, "--lemma", name, "--set", "umax=5/2")
+    code, d = prove(path, "--lemma", name, "--set", "umax=39/20")
     assert code == 1 and lemma(d, name)["verdict"] == "counterexample"
     code, out, err = run("prove", MAIN, "--lemma", name, "--jobs", "1")
     assert code == 2 and not out and len(err.strip().splitlines()) == 1 and "no [initial]" in err

@@ -63,6 +63,8 @@ def _with(tmp_path: Path, src: Path, old: str, new: str) -> Path:
 # (file, text replaced, replacement, key named in the error, words)
 CASES = [
     (QUERY, "T = 5", "T = 5\nperodic = 2", "perodic", ("did you mean 'periodic'",)),
+    (QUERY, "T = 5", "T = 5\nperiodic = 2\nperiodic_all = 2", "periodic_all", ("not both",)),
+    (QUERY, "T = 5", "T = 5\nperiodic_all = 5", "periodic_all", ("smaller than T = 5",)),
     (QUERY, "T = 5", "T = 1", "T", ("at least 2",)),
     (QUERY, "T = 5", "T = 5\nstart = -1", "start", ("at least 0",)),
     (QUERY, 'expect = "counterexample"', 'expect = "maybe"', "expect", ("proved",)),

@@ -313,7 +313,7 @@ def test_initial_values_read_the_models_D_and_T() -> None:
 
 
 def test_initial_values_bbr_return_the_chosen_phase() -> None:
-    code = _load("bbr").code(1, 1, 10)
+    code = _load("bbr_free_start").code(1, 1, 10)
     seen: list[list[Any]] = []
 
     def pick(opts: list[Any], node: ir.Choose) -> Any:
@@ -325,7 +325,7 @@ def test_initial_values_bbr_return_the_chosen_phase() -> None:
 
 
 def test_choose_sees_evaluated_options_in_source_order() -> None:
-    code = _load("copa").code(1, 1, 5)
+    code = _load("copa_nofresh").code(1, 1, 5)
     seen: list[list[Any]] = []
 
     def pick(opts: list[Any], node: ir.Choose) -> Any:

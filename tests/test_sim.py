@@ -148,11 +148,11 @@ def mathis_ratio(cca: str) -> float:
 
 def test_reno_matches_the_mathis_model() -> None:
     """One Reno flow, 1-BDP buffer: throughput = 1.22 MSS / (RTT sqrt(p)) within 10%
-    (p: packets lost / packets sent, RTT: mean sample).  aimd.cca adds 1 MSS per
+    (p: packets lost / packets sent, RTT: mean sample).  aimd_incr_every_step.cca adds 1 MSS per
     step, i.e. per RTprop instead of per RTT, so it grows faster than Reno while
     the queue is long and misses the model by more than 15%."""
     assert abs(mathis_ratio("reno") - 1) <= 0.10
-    assert mathis_ratio("aimd") > 1.15
+    assert mathis_ratio("aimd_incr_every_step") > 1.15
 
 
 def test_bbr_keeps_a_standing_queue_of_about_one_bdp() -> None:

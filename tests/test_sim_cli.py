@@ -175,10 +175,10 @@ def test_per_flow_rtprops() -> None:
 
 
 def test_stagger_and_warmup_in_config() -> None:
-    d = sim_json("aimd", "--flows", "3", "--stagger", "0.5", "--warmup", "1", "--duration", "3")
+    d = sim_json("aimd_incr_every_step", "--flows", "3", "--stagger", "0.5", "--warmup", "1", "--duration", "3")
     assert [f["start_s"] for f in d["config"]["flows"]] == pytest.approx([0.0, 0.5, 1.0])
     assert d["config"]["warmup_s"] == 1.0
-    default = sim_json("aimd", "--duration", "3")
+    default = sim_json("aimd_incr_every_step", "--duration", "3")
     assert default["config"]["warmup_s"] == pytest.approx(0.6)  # 20% of the run
 
 
@@ -210,7 +210,7 @@ def test_default_D_ideal_is_zero_cbr_delay_is_R() -> None:
 
 def test_ideal_link_rtt_is_at_least_R_and_bounded_by_buffer() -> None:
     # no jitter: an RTT sample is R plus the queueing delay, at most buffer / C (+ one tick)
-    d = sim_json("aimd", "--model", "ideal", "--R", "40", "--buffer", "2", "--duration", "3")
+    d = sim_json("aimd_incr_every_step", "--model", "ideal", "--R", "40", "--buffer", "2", "--duration", "3")
     f = d["metrics"]["flows"][0]
     assert 0.04 - 1e-9 <= f["rtt_mean"] <= f["rtt_max"] <= 0.04 + 2 * 0.04 + 0.04 / 20 + 1e-9
 
@@ -411,9 +411,9 @@ def test_seeds_matter_only_through_randomness() -> None:
     """On the ideal link with a deterministic CCA the seed only moves packets within
     their tick (their arrival phase at the bottleneck): the same seed gives the same
     run, another seed nearly the same throughput."""
-    a = sim_json("aimd", "--model", "ideal", "--duration", "2", "--seed", "1")
-    again = sim_json("aimd", "--model", "ideal", "--duration", "2", "--seed", "1")
-    b = sim_json("aimd", "--model", "ideal", "--duration", "2", "--seed", "2")
+    a = sim_json("aimd_incr_every_step", "--model", "ideal", "--duration", "2", "--seed", "1")
+    again = sim_json("aimd_incr_every_step", "--model", "ideal", "--duration", "2", "--seed", "1")
+    b = sim_json("aimd_incr_every_step", "--model", "ideal", "--duration", "2", "--seed", "2")
     assert a["metrics"] == again["metrics"]
     assert a["metrics"] != b["metrics"]
     assert abs(a["metrics"]["utilization"] - b["metrics"]["utilization"]) < 0.01

@@ -119,12 +119,12 @@ def test_frcc_is_listed_and_runs() -> None:
 
 def test_frcc_stays_fair_on_j2_where_copa_starves() -> None:
     assert j2_ratio("frcc", 0) < 2.0
-    assert j2_ratio("copa", 0) > 10.0
+    assert j2_ratio("copa_nofresh", 0) > 10.0
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 def test_frcc_j2_more_seeds(seed: int) -> None:
     assert j2_ratio("frcc", seed) < 2.0
-    assert j2_ratio("copa", seed) > 10.0
+    assert j2_ratio("copa_nofresh", seed) > 10.0
     assert j2_ratio("bbr1", seed) > 10.0

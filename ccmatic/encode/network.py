@@ -246,12 +246,14 @@ def ideal_service(tr: SymbolicTrace) -> Constraints:
     return e
 
 
-def periodic(tr: SymbolicTrace, K: int) -> Constraints:
-    """Steady-state traces, as CCAC's ``make_periodic``: over the last K steps the
-    trace repeats its first K steps in everything that carries state: cwnd and
-    rate, the bytes in the network (A − L − S), the undetected loss (L − Ld) and
-    the bottleneck queue (A − L − T_A; every bottleneck's), and with a FIFO split each
-    flow's part of it (what reached the bottleneck less O)."""
+def periodic(tr: SymbolicTrace, K: int, every: bool = False) -> Constraints:
+    """Steady-state traces.  CCAC's ``make_periodic(dur = K)`` (utils.py): cwnd and
+    rate (those the CCA sets) of the last K steps repeat the first K, and at the last
+    step the bytes in the network (A − L − S) and the undetected loss (L − Ld) of each
+    flow and the bottleneck queue (A − L − T_A) equal the first step's.  With several
+    flows the same ties hold for every bottleneck's queue and, with a FIFO split, each
+    flow's part of it (what reached the bottleneck less O).  ``every`` (the key
+    ``periodic_all``): the state ties hold at every pair of steps K apart instead."""
     e = Constraints()
     T = tr.T
     for k in range(K):
@@ -261,11 +263,22 @@ def periodic(tr: SymbolicTrace, K: int) -> Constraints:
                 e.add("periodic", tr.cwnd_f[f][b] == tr.cwnd_f[f][a])
             if tr.sets_rate:
                 e.add("periodic", tr.rate_f[f][b] == tr.rate_f[f][a])
-            e.add("periodic", tr.queue(b, f) == tr.queue(a, f))
-            e.add("periodic", tr.L_f[f][b] - tr.Ld_f[f][b] == tr.L_f[f][a] - tr.Ld_f[f][a])
-        for h, hop in enumerate(tr.hops):
-            for f in hop.O:
-                O = hop.O[f]
-                e.add("periodic", tr.hop_input(h, f, b) - O[b] == tr.hop_input(h, f, a) - O[a])
-            e.add("periodic", tr.bq(b, h) == tr.bq(a, h))
+        if every:
+            e.extend(_state_tie(tr, a, b))
+    if not every:
+        e.extend(_state_tie(tr, 0, T - 1))
+    return e
+
+
+def _state_tie(tr: SymbolicTrace, a: int, b: int) -> Constraints:
+    """The network's state at step b equals its state at step a."""
+    e = Constraints()
+    for f in range(tr.N):
+        e.add("periodic", tr.queue(b, f) == tr.queue(a, f))
+        e.add("periodic", tr.L_f[f][b] - tr.Ld_f[f][b] == tr.L_f[f][a] - tr.Ld_f[f][a])
+    for h, hop in enumerate(tr.hops):
+        for f in hop.O:
+            O = hop.O[f]
+            e.add("periodic", tr.hop_input(h, f, b) - O[b] == tr.hop_input(h, f, a) - O[a])
+        e.add("periodic", tr.bq(b, h) == tr.bq(a, h))
     return e

@@ -89,7 +89,7 @@ def build(scenario: Scenario, prog: CcaProgram, formulas: Iterable[ir.Expr] = ()
         cca.constraints.extend(one.constraints)
     network = encode_network(tr, scenario.parts)
     if scenario.periodic is not None:
-        network.extend(periodic(tr, scenario.periodic))
+        network.extend(periodic(tr, scenario.periodic, scenario.periodic_all))
     assumed = Constraints()
     for src, e in zip(scenario.assumptions, assumptions):
         assumed.add(f"assume {src.text}", to_z3(e, tr))

@@ -37,6 +37,7 @@ def fingerprint(syn: Synthesizer) -> str:
         syn.prog.source.text,
         q_file.read_text(errors="replace") if q_file.is_file() else "",
         repr(q.scenario.model), repr(q.scenario.initial), repr(q.scenario.periodic),
+        repr(q.scenario.periodic_all),
         repr([a.text for a in q.scenario.assumptions]), str(q.T), str(q.scenario.start),
         repr([(o.kind, sorted(o.params.items()), o.source.text if o.source else None) for o in q.objectives]),
         *_library_texts(q.library.paths if q.library else ()),

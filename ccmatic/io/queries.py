@@ -53,9 +53,13 @@ def read_scenario(doc: TomlDoc, lib: Library, limits: Limits = DEFAULT_LIMITS) -
     start = SCENARIO.read(doc, d, "start", 0)
     if start >= T - 1:
         raise doc.err("start", f"start = {start} leaves no step before the last one (T = {T})")
-    periodic = SCENARIO.read(doc, d, "periodic")
+    periodic, periodic_all = SCENARIO.read(doc, d, "periodic"), SCENARIO.read(doc, d, "periodic_all")
+    if periodic is not None and periodic_all is not None:
+        raise doc.err("periodic_all", "give periodic (CCAC's make_periodic) or periodic_all, not both")
+    key = "periodic" if periodic_all is None else "periodic_all"
+    periodic = periodic if periodic_all is None else periodic_all
     if periodic is not None and periodic >= T:
-        raise doc.err("periodic", f"periodic = {periodic} must be smaller than T = {T}")
+        raise doc.err(key, f"{key} = {periodic} must be smaller than T = {T}")
     assumptions: list[Any] = []
     if "assume" in d:
         a = d["assume"]
@@ -65,7 +69,7 @@ def read_scenario(doc: TomlDoc, lib: Library, limits: Limits = DEFAULT_LIMITS) -
     return Scenario(p.stem, str(p), "" if cca_path is None else str(cca_path),
                     "" if cca_path is None else read_source(cca_path, "CCA file"), model, T, start, periodic,
                     read_initial(doc), tuple(assumptions), model_path=str(model_path),
-                    parts=read_parts(doc))
+                    parts=read_parts(doc), periodic_all=periodic_all is not None)
 
 
 def read_parts(doc: TomlDoc) -> frozenset[str]:

@@ -220,8 +220,12 @@ SCENARIO = Schema("scenario (the keys a query and a proof share)", (
     Field("model", "string", "a name from 'ccmatic list' or a path", "required", "the network model", string),
     Field("T", "integer", f"2 … {MAX_T} (--max-T raises it)", "required", "horizon: steps 0 … T − 1", integer(2)),
     Field("start", "integer", "0 … T − 2", "0", "step at which [initial] is assumed", integer(0)),
-    Field("periodic", "integer", "1 … T − 1", "none", "steady-state traces: the last K steps repeat the first K",
-          integer(1)),
+    Field("periodic", "integer", "1 … T − 1", "none",
+          "steady-state traces as CCAC's make_periodic: cwnd and rate of the last K steps repeat the first K; "
+          "the queue, A − L − S and L − Ld at the last step equal the first step's", integer(1)),
+    Field("periodic_all", "integer", "1 … T − 1", "none",
+          "a stronger steady state: as periodic, and the queue, A − L − S and L − Ld tied at every pair of "
+          "steps K apart in the first and last K (not with periodic)", integer(1)),
     Field("model_params", "table", "model keys", "none", "overrides of the model's keys", None),
     Field("initial", "table", "see [initial]", "none", "initial conditions at step start", None),
     Field("assume", "list of strings", "formulas", "[]", "assumptions on the trace", None),
