@@ -738,6 +738,18 @@ def test_copa_steady_queue_bound_tight_pair() -> None:
     assert code == 1 and lemma(d, "bounded")["verdict"] == "counterexample"
 
 
+def test_cc_probe_slow_steady_state_tight_pairs() -> None:
+    """proofs/cc_probe_slow-cbrdelay.toml's steady state: its RTT bound 8/5 (R + D) + 1
+    packet is tight (159/100 is refuted), and utilization holds up to 15/53 of C
+    (17/60, 1/3180 more, is refuted; the file claims 5/18)."""
+    path = SHIPPED_DIR / "cc_probe_slow-cbrdelay.toml"
+    for name, holds, fails in [("rtt", "8/5", "159/100"), ("util", "15/53", "17/60")]:
+        _code, d = prove(path, "--lemma", "steady", "--set", f"{name}={holds}")
+        assert lemma(d, "steady")["verdict"] == "proved", name
+        code, d = prove(path, "--lemma", "steady", "--set", f"{name}={fails}")
+        assert code == 1 and lemma(d, "steady")["verdict"] == "counterexample", name
+
+
 def _with_drain_measures(tmp_path: Path, measures: str, order: str | None) -> Path:
     """MAIN with the 'drain' progress term measuring ``measures`` (TOML list)."""
     text = MAIN.read_text().replace('measures = ["bq[t] >= C * R"]', f"measures = {measures}"
