@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from helpers import run_cli as run
+from helpers import solver_gives_up
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,7 +55,10 @@ def test_verify_T_override() -> None:
     assert code == 0 and json.loads(out)["T"] == 6
 
 
-def test_verify_unknown_exit_3_on_tiny_timeout() -> None:
+def test_verify_unknown_exit_3_on_tiny_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A check that does not finish within --timeout (made deterministic: Z3's resource
+    limit too) gives verdict unknown with a reason, exit code 3."""
+    solver_gives_up(monkeypatch)
     code, out, _ = run("verify", "cc_probe_drain-ccac-arbitrary", "--timeout", "0.001", "--json")
     assert code == 3
     d = json.loads(out)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import z3
 from helpers import run_cli as run
+from helpers import solver_gives_up
 
 from ccmatic.core.options import RunOptions, SynthOptions
 from ccmatic.core.scenario import Query
@@ -131,8 +132,9 @@ def test_template_units_become_constraints() -> None:
     assert variable_term_holes(prog) == ["b0", "b1", "a3", "a1", "a2"]
 
 
-def test_unknown_is_never_a_solution() -> None:
+def test_unknown_is_never_a_solution(monkeypatch: pytest.MonkeyPatch) -> None:
     """With a verifier that can never finish, nothing is accepted."""
+    solver_gives_up(monkeypatch)
     q = _query("G1-T5")
     s = Synthesizer(q, SynthOptions(run=RunOptions(timeout_s=0.001, seed=0), budget_s=3))
     r = s.run()
@@ -155,13 +157,16 @@ def _tiny_library(tmp_path: Path) -> Path:
     return lib
 
 
-def test_undecided_candidates_make_a_search_incomplete(tmp_path: Path) -> None:
+def test_undecided_candidates_make_a_search_incomplete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A search that ends with undecided candidates says so (exit 3), never 'complete'.
-    (A 1 ms check limit leaves almost every check undecided; a small template keeps
-    the search short, since each undecided candidate is blocked alone.)"""
+    (A 1 ms check limit, made deterministic by Z3's resource limit, leaves every check
+    undecided; a small template keeps the search short, since each undecided candidate
+    is blocked alone.)"""
     lib = _tiny_library(tmp_path)
     query = str(lib / "queries" / "tiny.toml")
-    code, out, _ = run("synth", query, "--lib", str(lib), "--timeout", "0.001", "--json")
+    with monkeypatch.context() as mp:
+        solver_gives_up(mp)
+        code, out, _ = run("synth", query, "--lib", str(lib), "--timeout", "0.001", "--json")
     d = json.loads(out)
     assert d["unknown_candidates"] and d["status"] == "incomplete" and code == 3
     assert all(c not in d["holes"] for c in d["unknown_candidates"])  # never printed as solutions
