@@ -184,6 +184,16 @@ def test_timeout_guard() -> None:
     refuted(TIMEOUTS, 7, NEVER_WIDER, assume=("all(c_hi[t] > 109/100 * c_lo[t] for t in range(T - 1))",))
 
 
+def test_timeout_guard_includes_equality() -> None:
+    """The guard is c_hi ≤ 1.1·c_lo, equality included: with c_hi never below 1.1·c_lo a
+    periodic timeout still fires (c_hi widens), and only after a step where c_hi is
+    exactly 1.1·c_lo.  (A guard c_hi < 1.1·c_lo would prove NEVER_WIDER here.)"""
+    cex = refuted(TIMEOUTS, 7, NEVER_WIDER, assume=("all(c_hi[t] >= 11/10 * c_lo[t] for t in range(T - 1))",))
+    hi, lo = cex.trace.flows[0]["c_hi"], cex.trace.flows[0]["c_lo"]
+    widened = [t for t in range(1, len(hi)) if hi[t] > hi[t - 1]]
+    assert widened and all(hi[t - 1] == F(11, 10) * lo[t - 1] for t in widened), (hi, lo)
+
+
 def test_timeout_max_expand() -> None:
     """On a timeout the beliefs widen by at most max_expand = 2, and by that much."""
     proved(TIMEOUTS, 7, "all(c_hi[t] <= 2 * c_hi[t-1] for t in range(1, T))")
@@ -221,6 +231,16 @@ def test_cbr_beliefs_move_and_are_tight() -> None:
     refuted(m, 7, "C * R + buffer >= c_lo_lambda[T-1] * (R + D) + 1/100", assume=("c_lo_lambda[0] <= C / 10",))
     refuted(replace(CBR, R=2, D=2), 7, "c_lo_lambda[T-1] == c_lo_lambda[0]")
     proved(replace(CBR, R=2, D=2), 7, "all(c_lo_lambda[t] <= C and q_hi[t] >= bq[t] for t in range(T))")
+
+
+def test_cbr_window_counts_at_equality() -> None:
+    """Eq. 4.2.2 counts a window whose bytes are all serviced by en, equality included:
+    with S[s + R + D] never above A[s + R] − L[s + R], c_lo_lambda still rises (through
+    windows served exactly), and stays sound."""
+    m = replace(CBR, buffer=BUFFERS["arbitrary"], loss="droptail")
+    exact = ("all(S[t] <= A[t - R] - L[t - R] for t in range(R + D, T))",)
+    refuted(m, 7, "c_lo_lambda[T-1] == c_lo_lambda[0]", assume=exact)
+    proved(m, 7, "all(c_lo_lambda[t] <= C for t in range(T))", assume=exact)
 
 
 def test_reference_evidence_is_unsound_but_default_is_sound() -> None:
