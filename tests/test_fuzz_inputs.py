@@ -113,7 +113,8 @@ def test_random_programs(tmp_path: Path, rhs: str, reps: int) -> None:
 
 @pytest.mark.parametrize("n", [5000])
 def test_extreme_but_legitimate_programs_work(tmp_path: Path, n: int) -> None:
-    """An elif chain of n branches and an n-term sum (in a CCA and in an assumption)."""
+    """An elif chain of n branches and an n-term sum (in a CCA and in an assumption):
+    each proved, as README's Limits table states."""
     chain = ["if cwnd < MSS:\n    cwnd = MSS"] + [f"elif cwnd < {i} * MSS:\n    cwnd = cwnd + MSS" for i in range(2, n)]
     (tmp_path / "chain.cca").write_text("\n".join([*chain, "else:\n    cwnd = cwnd / 2"]) + "\n")
     (tmp_path / "sum.cca").write_text("cwnd = max(MSS, (" + " + ".join(["cwnd", "MSS"] * (n // 2)) + f") / {n})\n")
@@ -126,4 +127,4 @@ def test_extreme_but_legitimate_programs_work(tmp_path: Path, n: int) -> None:
     big_sum = " + ".join(["S[1]"] * n)
     f.write_text(f'assume = ["{big_sum} >= {n} * S[0]"]\n' + QUERY.format(cca="const_rate", params="", expr="S[T-1] >= S[0]"))
     code, err = run("verify", str(f))
-    assert code in (0, 1), err
+    assert code == 0, err

@@ -88,10 +88,20 @@ def test_twenty_thousand_nested_minus_signs(tmp_path: Path) -> None:
 
 
 def test_chain_of_five_thousand_temporaries_works(tmp_path: Path) -> None:
+    """README's Limits table: a chain of 5,000 temporaries has no limit and is proved.
+    cwnd = max(MSS, (cwnd + 4999/5000 MSS) / 2) stays at least MSS (proved), and from
+    cwnd = MSS it stays exactly there, so more than MSS is refuted (the chain's sum counts)."""
     body = ["x0 = cwnd"] + [f"x{i} = x{i - 1} + MSS / 5000" for i in range(1, 5000)] + ["cwnd = max(MSS, x4999 / 2)"]
     q, _ = _cca_query(tmp_path, "\n".join(body) + "\n")
+    util = 'kind = "utilization"\nmin = 0.5'
+    text = q.read_text()
+    assert util in text
+    q.write_text(text.replace(util, 'kind = "expr"\nexpr = "cwnd[T-1] >= MSS"'))
     code, out, err = run("verify", q, "--timeout", "60")
-    assert code in (0, 1) and ("PROVED" in out or "COUNTEREXAMPLE" in out), err
+    assert code == 0 and "PROVED" in out, (code, err)
+    q.write_text(text.replace(util, 'kind = "expr"\nexpr = "cwnd[T-1] > MSS"'))
+    code, out, err = run("verify", q, "--timeout", "60")
+    assert code == 1 and "COUNTEREXAMPLE" in out, (code, err)
 
 
 def test_too_many_jobs_and_flows() -> None:
