@@ -116,6 +116,7 @@ def test_g1_t5_semantics_choices_matter() -> None:
 
 
 def test_template_units_become_constraints() -> None:
+    """Hole choices that would add unlike units (rate + seconds, MSS/R + R) are excluded by the unit constraints; consistent ones are not."""
     prog = load_cca(ROOT / "templates" / "tpl_ccac_2expr.cca")
     cs = unit_constraints(prog)
     a1, a3, a4, a5 = (hole_var(h) for h in ("a1", "a3", "a4", "a5"))
@@ -176,6 +177,7 @@ def test_undecided_candidates_make_a_search_incomplete(tmp_path: Path, monkeypat
 
 
 def test_cli_synth_json_and_files(tmp_path: Path) -> None:
+    """synth --json --out finds G5's 48 solutions, writes one CCA file each, and a written file verifies as proved."""
     code, out, _ = run("synth", str(T41 / "G5-infinite.toml"), "--json", "--out", str(tmp_path))
     assert code == 0
     d = json.loads(out)
@@ -187,12 +189,17 @@ def test_cli_synth_json_and_files(tmp_path: Path) -> None:
 
 
 def test_cli_synth_timeout_exit_3() -> None:
-    code, out, _ = run("synth", str(T41 / "G1-T5.toml"), "--json", "--budget", "0.5")
+    """A synthesis that runs out of --budget reports status timeout, exit 3, and no
+    solutions.  (A budget of 1 ns has run out on any machine before the first
+    candidate; 0.5 s depended on the machine not finishing G1-T5 in time.)"""
+    code, out, _ = run("synth", str(T41 / "G1-T5.toml"), "--json", "--budget", "1e-9")
     assert code == 3
-    assert json.loads(out)["status"] == "timeout"
+    d = json.loads(out)
+    assert d["status"] == "timeout" and d["solutions"] == []
 
 
 def test_verify_rejects_a_template() -> None:
+    """verify refuses a template (a CCA with holes) in one error line, exit 2."""
     code, _, err = run("verify", str(T41 / "G1-T4.toml"))
     assert code == 2 and "template with holes" in err and len(err.strip().splitlines()) == 1
 
