@@ -54,6 +54,7 @@ def refuted(model: ModelConfig, T: int, prop: str, **kw: object) -> Counterexamp
 @pytest.mark.parametrize("buf", list(BUFFERS), ids=list(BUFFERS))
 @pytest.mark.parametrize("loss", LOSSES)
 def test_ccac_beliefs_sound(base: ModelConfig, buf: str, loss: str) -> None:
+    """c_lo <= C <= c_hi at every step, for any sender, on composing and non-composing CCAC with each buffer and loss mode."""
     m = replace(base, buffer=BUFFERS[buf], loss=loss)  # type: ignore[arg-type]
     proved(m, 6, SOUND)
 
@@ -61,6 +62,7 @@ def test_ccac_beliefs_sound(base: ModelConfig, buf: str, loss: str) -> None:
 @pytest.mark.parametrize("buf", list(BUFFERS), ids=list(BUFFERS))
 @pytest.mark.parametrize("loss", LOSSES)
 def test_ideal_beliefs_sound(buf: str, loss: str) -> None:
+    """c_lo <= C <= c_hi at every step, for any sender, on the ideal link with each buffer and loss mode."""
     m = replace(IDEAL, buffer=BUFFERS[buf], loss=loss)  # type: ignore[arg-type]
     proved(m, 6, SOUND)
 
@@ -161,6 +163,7 @@ def test_multiflow_c_hi_sound() -> None:
 
 @pytest.mark.parametrize("buf", ["inf", "arbitrary"])
 def test_timeouts_keep_beliefs_sound(buf: str) -> None:
+    """Belief timeouts (periodic and on empty beliefs) keep c_lo <= C <= c_hi."""
     proved(replace(TIMEOUTS, buffer=BUFFERS[buf]), 7, SOUND)
 
 
@@ -215,6 +218,7 @@ def test_invalid_beliefs_time_out() -> None:
 @pytest.mark.parametrize("buf", list(BUFFERS), ids=list(BUFFERS))
 @pytest.mark.parametrize("loss", LOSSES)
 def test_cbr_beliefs_sound(buf: str, loss: str) -> None:
+    """CBR-delay beliefs stay sound: c_lo_lambda <= C, q_hi >= the queue, and the buffer belief of Eq. 4.2.3."""
     m = replace(CBR, buffer=BUFFERS[buf], loss=loss)  # type: ignore[arg-type]
     proved(m, 7, "all(c_lo_lambda[t] <= C for t in range(T))")
     proved(m, 7, "all(q_hi[t] >= bq[t] for t in range(T))")
@@ -224,6 +228,7 @@ def test_cbr_beliefs_sound(buf: str, loss: str) -> None:
 
 
 def test_cbr_beliefs_move_and_are_tight() -> None:
+    """CBR-delay beliefs move and each can get within 1/100 of the truth, also with R = D = 2."""
     m = replace(CBR, buffer=BUFFERS["arbitrary"], loss="droptail")
     refuted(m, 7, "c_lo_lambda[T-1] == c_lo_lambda[0]")
     refuted(m, 7, "c_lo_lambda[T-1] <= C * 99/100", assume=("c_lo_lambda[0] <= C / 2",))

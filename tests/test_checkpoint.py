@@ -51,6 +51,7 @@ def g5_full() -> SynthResult:
 
 @pytest.mark.parametrize("stop_at", [10, 25, 60])
 def test_resume_prints_the_uninterrupted_solutions(tmp_path: Path, g5_full: SynthResult, stop_at: int) -> None:
+    """A G5 run stopped after some iterations and resumed from its checkpoint finds exactly the uninterrupted run's 48 solutions."""
     q = _query("G5-infinite")
     part = Synthesizer(q, OPTS)
     r1 = part.run(should_stop=lambda: part.stats.iterations >= stop_at)
@@ -65,6 +66,7 @@ def test_resume_prints_the_uninterrupted_solutions(tmp_path: Path, g5_full: Synt
 
 
 def test_resume_reverifies_and_drops_a_planted_candidate(tmp_path: Path, g5_full: SynthResult) -> None:
+    """A non-solution planted in a checkpoint fails re-verification on resume, is dropped and reported."""
     q = _query("G5-infinite")
     part = Synthesizer(q, OPTS)
     part.run(should_stop=lambda: part.stats.iterations >= 10)
@@ -123,6 +125,7 @@ def test_interrupted_reverification_is_checked_again(tmp_path: Path, g5_full: Sy
                                   ('{"format": 2, "fingerprint": "x", "counterexamples": [], "solutions": [1], '
                                    '"stats": {}}')])
 def test_bad_checkpoint_is_one_line(tmp_path: Path, text: str) -> None:
+    """A malformed checkpoint given to --resume is refused in one error line (exit 2), no traceback."""
     ck = tmp_path / "c.json"
     ck.write_text(text)
     p = subprocess.run([sys.executable, "-m", "ccmatic.cli.main", "synth", str(T41 / "G1-T4.toml"),
@@ -132,6 +135,7 @@ def test_bad_checkpoint_is_one_line(tmp_path: Path, text: str) -> None:
 
 
 def test_atomic_write_keeps_the_old_file_on_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that fails (fsync raises) leaves the old checkpoint intact and no temporary file behind."""
     f = tmp_path / "ck.json"
     atomic_write(f, "old")
 

@@ -47,6 +47,7 @@ def assert_answer(code: int, err: str) -> None:
 @SETTINGS
 @given(data=st.binary(max_size=400), suffix=st.sampled_from([".cca", ".toml"]))
 def test_random_bytes_to_check(tmp_path: Path, data: bytes, suffix: str) -> None:
+    """Random bytes as a CCA or query file: 'check' answers or refuses in one line, never a traceback."""
     f = tmp_path / f"x{suffix}"
     f.write_bytes(data)
     assert_answer(*run("check", str(f)))
@@ -55,6 +56,7 @@ def test_random_bytes_to_check(tmp_path: Path, data: bytes, suffix: str) -> None
 @SETTINGS
 @given(text=st.text(alphabet=string.printable, max_size=300))
 def test_random_text_as_a_query(tmp_path: Path, text: str) -> None:
+    """Random text as a query file: 'verify' answers or refuses in one line, never a traceback."""
     f = tmp_path / "q.toml"
     f.write_text(text)
     assert_answer(*run("verify", str(f)))

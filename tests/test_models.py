@@ -114,6 +114,7 @@ def test_buffer_bound(fam: str, loss: str) -> None:
 
 @pytest.mark.parametrize("fam", ALL)
 def test_infinite_buffer_no_loss(fam: str) -> None:
+    """An infinite buffer loses nothing on every model; a finite one can."""
     proved(FAMILIES[fam], 6, "all(L[t] == L[0] for t in range(T))")
     refuted(replace(FAMILIES[fam], buffer=FINITE), 6, "all(L[t] == L[0] for t in range(T))")
 

@@ -40,10 +40,12 @@ SLOW_QUERIES = {"cc_probe_drain-ccac-arbitrary", "cc_probe_fast-ccac-small",
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW_QUERIES else p
                                   for p in QUERIES], ids=[p.stem for p in QUERIES])
 def test_golden(path: Path) -> None:
+    """The query file gives the verdict its 'expect' declares (and a proof its horizon)."""
     assert_golden(path, OPTS)
 
 
 def test_every_listed_cca_has_a_query() -> None:
+    """Every CCA of the thesis and CCAC list has at least one golden query in queries/verify."""
     used = {_load(p).scenario.cca_path for p in QUERIES}
     names = {Path(p).stem for p in used}
     for cca in ["cc_qdel", "cc_probe_fast", "cc_probe_drain", "cc_probe_slow", "cc_probe_qdel",
@@ -176,6 +178,7 @@ def test_cc_probe_qdel_twin_breaks_only_utilization() -> None:
 
 
 def test_const_rate_counterexample_is_low_utilization() -> None:
+    """const_rate's counterexample gets under 50% of C (T - 1 - D) while sending exactly MSS per step."""
     tr = _trace(_run("const_rate-ccac"))
     S, C, D, T = tr.aggregate["S"], tr.params["C"], tr.params["D"], tr.T
     assert C is not None and D is not None

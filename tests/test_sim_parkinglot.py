@@ -31,6 +31,7 @@ def _lot(cca: str, hops: int, duration: float, seed: int = 0, C: float = 100 * M
 
 
 def test_parking_lot_conserves_bytes() -> None:
+    """On a 3-hop parking lot no hop serves more than C, the long flow never speeds up from hop to hop, and each short flow gets what its hop served of it."""
     res = _lot("contract_lin", 3, 4.0)
     rec = res.hop_record
     assert rec is not None and rec.served.shape[1] == 3
@@ -51,6 +52,7 @@ def test_parking_lot_conserves_bytes() -> None:
 
 
 def test_long_flow_of_a_delay_based_cca_gets_less() -> None:
+    """A delay-based CCA's long flow gets under 60% of the short flows' throughput and sees a longer RTT, with every hop over 95% busy."""
     res = _lot("contract_lin", 3, 8.0)
     m = metrics(res, 3.0)
     tput = [f.throughput for f in m.flows]
@@ -105,6 +107,7 @@ def test_dumbbell_output_unchanged() -> None:
     ("--extra-delay", "nan"),
 ])
 def test_bad_topology_flags_are_one_line_errors(argv: tuple[str, ...]) -> None:
+    """Bad --topology/--hops/--extra-delay combinations are refused in one error line with a hint (exit 2)."""
     flows = () if "--topology" in argv else ("--flows", "2")
     code, out, err = run("simulate", "reno", "--duration", "1", *flows, *argv)
     assert code == 2 and out == ""
@@ -113,6 +116,7 @@ def test_bad_topology_flags_are_one_line_errors(argv: tuple[str, ...]) -> None:
 
 
 def test_parking_lot_cli_text_and_json() -> None:
+    """simulate on a parking lot reports the topology, one row per hop and the extra delays, in JSON and in text."""
     code, out, err = run("simulate", "contract_lin", "--topology", "parking-lot", "--hops", "2", "--C", "100",
                          "--R", "10", "--duration", "2", "--json")
     assert code == 0, err
