@@ -6,6 +6,9 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
+import z3
+
 from ccmatic.cli.main import main
 from ccmatic.core.errors import Loc
 from ccmatic.core.model import ModelConfig
@@ -13,6 +16,7 @@ from ccmatic.core.options import RunOptions
 from ccmatic.core.results import Counterexample, Proved, Unknown, result_word
 from ccmatic.core.scenario import Initial, Objective, Query, Scenario
 from ccmatic.core.source import Source
+from ccmatic.engine import session
 from ccmatic.engine.verify import VerifyReport, verify
 from ccmatic.io.library import Library
 from ccmatic.io.objectives import load_objectives
@@ -79,3 +83,16 @@ def refuted(model: ModelConfig, T: int, prop: str, **kw: object) -> Counterexamp
     assert isinstance(rep.outcome, Counterexample), (
         f"{model.name} {model.buffer.mode} T={T}: expected a counterexample to '{prop}', got {explain(rep)}")
     return rep.outcome
+
+
+def solver_gives_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checks limited to under a second also get Z3's resource limit of 1 (``rlimit``),
+    so they answer unknown on any machine, however fast: a test of what happens when
+    the solver does not finish does not depend on a 1 ms wall-clock limit."""
+    real = session.set_timeout
+
+    def limited(s: z3.Solver, timeout_s: float | None) -> None:
+        real(s, timeout_s)
+        if timeout_s is not None and timeout_s < 1:
+            s.set("rlimit", 1)
+    monkeypatch.setattr(session, "set_timeout", limited)

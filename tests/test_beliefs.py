@@ -54,6 +54,7 @@ def refuted(model: ModelConfig, T: int, prop: str, **kw: object) -> Counterexamp
 @pytest.mark.parametrize("buf", list(BUFFERS), ids=list(BUFFERS))
 @pytest.mark.parametrize("loss", LOSSES)
 def test_ccac_beliefs_sound(base: ModelConfig, buf: str, loss: str) -> None:
+    """c_lo <= C <= c_hi at every step, for any sender, on composing and non-composing CCAC with each buffer and loss mode."""
     m = replace(base, buffer=BUFFERS[buf], loss=loss)  # type: ignore[arg-type]
     proved(m, 6, SOUND)
 
@@ -61,6 +62,7 @@ def test_ccac_beliefs_sound(base: ModelConfig, buf: str, loss: str) -> None:
 @pytest.mark.parametrize("buf", list(BUFFERS), ids=list(BUFFERS))
 @pytest.mark.parametrize("loss", LOSSES)
 def test_ideal_beliefs_sound(buf: str, loss: str) -> None:
+    """c_lo <= C <= c_hi at every step, for any sender, on the ideal link with each buffer and loss mode."""
     m = replace(IDEAL, buffer=BUFFERS[buf], loss=loss)  # type: ignore[arg-type]
     proved(m, 6, SOUND)
 
@@ -161,6 +163,7 @@ def test_multiflow_c_hi_sound() -> None:
 
 @pytest.mark.parametrize("buf", ["inf", "arbitrary"])
 def test_timeouts_keep_beliefs_sound(buf: str) -> None:
+    """Belief timeouts (periodic and on empty beliefs) keep c_lo <= C <= c_hi."""
     proved(replace(TIMEOUTS, buffer=BUFFERS[buf]), 7, SOUND)
 
 
@@ -184,6 +187,16 @@ def test_timeout_guard() -> None:
     refuted(TIMEOUTS, 7, NEVER_WIDER, assume=("all(c_hi[t] > 109/100 * c_lo[t] for t in range(T - 1))",))
 
 
+def test_timeout_guard_includes_equality() -> None:
+    """The guard is c_hi ≤ 1.1·c_lo, equality included: with c_hi never below 1.1·c_lo a
+    periodic timeout still fires (c_hi widens), and only after a step where c_hi is
+    exactly 1.1·c_lo.  (A guard c_hi < 1.1·c_lo would prove NEVER_WIDER here.)"""
+    cex = refuted(TIMEOUTS, 7, NEVER_WIDER, assume=("all(c_hi[t] >= 11/10 * c_lo[t] for t in range(T - 1))",))
+    hi, lo = cex.trace.flows[0]["c_hi"], cex.trace.flows[0]["c_lo"]
+    widened = [t for t in range(1, len(hi)) if hi[t] > hi[t - 1]]
+    assert widened and all(hi[t - 1] == F(11, 10) * lo[t - 1] for t in widened), (hi, lo)
+
+
 def test_timeout_max_expand() -> None:
     """On a timeout the beliefs widen by at most max_expand = 2, and by that much."""
     proved(TIMEOUTS, 7, "all(c_hi[t] <= 2 * c_hi[t-1] for t in range(1, T))")
@@ -205,6 +218,7 @@ def test_invalid_beliefs_time_out() -> None:
 @pytest.mark.parametrize("buf", list(BUFFERS), ids=list(BUFFERS))
 @pytest.mark.parametrize("loss", LOSSES)
 def test_cbr_beliefs_sound(buf: str, loss: str) -> None:
+    """CBR-delay beliefs stay sound: c_lo_lambda <= C, q_hi >= the queue, and the buffer belief of Eq. 4.2.3."""
     m = replace(CBR, buffer=BUFFERS[buf], loss=loss)  # type: ignore[arg-type]
     proved(m, 7, "all(c_lo_lambda[t] <= C for t in range(T))")
     proved(m, 7, "all(q_hi[t] >= bq[t] for t in range(T))")
@@ -214,6 +228,7 @@ def test_cbr_beliefs_sound(buf: str, loss: str) -> None:
 
 
 def test_cbr_beliefs_move_and_are_tight() -> None:
+    """CBR-delay beliefs move and each can get within 1/100 of the truth, also with R = D = 2."""
     m = replace(CBR, buffer=BUFFERS["arbitrary"], loss="droptail")
     refuted(m, 7, "c_lo_lambda[T-1] == c_lo_lambda[0]")
     refuted(m, 7, "c_lo_lambda[T-1] <= C * 99/100", assume=("c_lo_lambda[0] <= C / 2",))
@@ -221,6 +236,16 @@ def test_cbr_beliefs_move_and_are_tight() -> None:
     refuted(m, 7, "C * R + buffer >= c_lo_lambda[T-1] * (R + D) + 1/100", assume=("c_lo_lambda[0] <= C / 10",))
     refuted(replace(CBR, R=2, D=2), 7, "c_lo_lambda[T-1] == c_lo_lambda[0]")
     proved(replace(CBR, R=2, D=2), 7, "all(c_lo_lambda[t] <= C and q_hi[t] >= bq[t] for t in range(T))")
+
+
+def test_cbr_window_counts_at_equality() -> None:
+    """Eq. 4.2.2 counts a window whose bytes are all serviced by en, equality included:
+    with S[s + R + D] never above A[s + R] − L[s + R], c_lo_lambda still rises (through
+    windows served exactly), and stays sound."""
+    m = replace(CBR, buffer=BUFFERS["arbitrary"], loss="droptail")
+    exact = ("all(S[t] <= A[t - R] - L[t - R] for t in range(R + D, T))",)
+    refuted(m, 7, "c_lo_lambda[T-1] == c_lo_lambda[0]", assume=exact)
+    proved(m, 7, "all(c_lo_lambda[t] <= C for t in range(T))", assume=exact)
 
 
 def test_reference_evidence_is_unsound_but_default_is_sound() -> None:

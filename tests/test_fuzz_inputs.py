@@ -47,6 +47,7 @@ def assert_answer(code: int, err: str) -> None:
 @SETTINGS
 @given(data=st.binary(max_size=400), suffix=st.sampled_from([".cca", ".toml"]))
 def test_random_bytes_to_check(tmp_path: Path, data: bytes, suffix: str) -> None:
+    """Random bytes as a CCA or query file: 'check' answers or refuses in one line, never a traceback."""
     f = tmp_path / f"x{suffix}"
     f.write_bytes(data)
     assert_answer(*run("check", str(f)))
@@ -55,6 +56,7 @@ def test_random_bytes_to_check(tmp_path: Path, data: bytes, suffix: str) -> None
 @SETTINGS
 @given(text=st.text(alphabet=string.printable, max_size=300))
 def test_random_text_as_a_query(tmp_path: Path, text: str) -> None:
+    """Random text as a query file: 'verify' answers or refuses in one line, never a traceback."""
     f = tmp_path / "q.toml"
     f.write_text(text)
     assert_answer(*run("verify", str(f)))
@@ -113,7 +115,8 @@ def test_random_programs(tmp_path: Path, rhs: str, reps: int) -> None:
 
 @pytest.mark.parametrize("n", [5000])
 def test_extreme_but_legitimate_programs_work(tmp_path: Path, n: int) -> None:
-    """An elif chain of n branches and an n-term sum (in a CCA and in an assumption)."""
+    """An elif chain of n branches and an n-term sum (in a CCA and in an assumption):
+    each proved, as README's Limits table states."""
     chain = ["if cwnd < MSS:\n    cwnd = MSS"] + [f"elif cwnd < {i} * MSS:\n    cwnd = cwnd + MSS" for i in range(2, n)]
     (tmp_path / "chain.cca").write_text("\n".join([*chain, "else:\n    cwnd = cwnd / 2"]) + "\n")
     (tmp_path / "sum.cca").write_text("cwnd = max(MSS, (" + " + ".join(["cwnd", "MSS"] * (n // 2)) + f") / {n})\n")
@@ -126,4 +129,4 @@ def test_extreme_but_legitimate_programs_work(tmp_path: Path, n: int) -> None:
     big_sum = " + ".join(["S[1]"] * n)
     f.write_text(f'assume = ["{big_sum} >= {n} * S[0]"]\n' + QUERY.format(cca="const_rate", params="", expr="S[T-1] >= S[0]"))
     code, err = run("verify", str(f))
-    assert code in (0, 1), err
+    assert code == 0, err

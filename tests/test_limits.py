@@ -54,6 +54,7 @@ def _cca_query(tmp_path: Path, program: str) -> tuple[Path, Path]:
 # -- sizes ------------------------------------------------------------------------------------
 
 def test_horizon_limit_in_a_query_and_on_the_command_line(tmp_path: Path) -> None:
+    """T over 100 is refused in a query and on --T; 100 is accepted, and --max-T raises the limit."""
     p = _query_with(tmp_path, "T = 5", "T = 1000000000")
     refused("verify", p, where=str(p), words=("horizon limit of 100", "--max-T"))
     refused("verify", Q, "--T", "1000000000", where="--T", words=("horizon limit",))
@@ -64,6 +65,7 @@ def test_horizon_limit_in_a_query_and_on_the_command_line(tmp_path: Path) -> Non
 
 
 def test_horizon_limit_in_a_proof(tmp_path: Path) -> None:
+    """A proof's huge T is refused in one line before any work."""
     src = (ROOT / "proofs" / "cc_qdel-ccac.toml").read_text()
     p = tmp_path / "proof.toml"
     p.write_text(src.replace("\nT = ", "\nT = 1000000000 #", 1))
@@ -71,11 +73,13 @@ def test_horizon_limit_in_a_proof(tmp_path: Path) -> None:
 
 
 def test_comprehension_over_a_huge_range(tmp_path: Path) -> None:
+    """A comprehension over 10^9 terms is refused at once, naming the 100,000 limit."""
     q, cca = _cca_query(tmp_path, "cwnd = sum(MSS for i in range(1000000000))\n")
     refused("verify", q, where=str(cca), words=("1,000,000,000", "100,000"))
 
 
 def test_twenty_thousand_digit_literal_in_a_cca_and_in_toml(tmp_path: Path) -> None:
+    """A 20,000-digit number in a CCA or a query is refused (Python's 4,300-digit limit), one line."""
     q, cca = _cca_query(tmp_path, "cwnd = " + "1" * 20000 + "\n")
     refused("verify", q, where=str(cca), words=("4300 digits",))
     p = _query_with(tmp_path, "T = 5", "T = " + "1" * 20000, "big.toml")
@@ -83,24 +87,37 @@ def test_twenty_thousand_digit_literal_in_a_cca_and_in_toml(tmp_path: Path) -> N
 
 
 def test_twenty_thousand_nested_minus_signs(tmp_path: Path) -> None:
+    """20,000 nested minus signs are refused as too deeply nested, one line."""
     q, cca = _cca_query(tmp_path, "cwnd = " + "-" * 20000 + "MSS\n")
     refused("verify", q, where=str(cca), words=("nested",))
 
 
 def test_chain_of_five_thousand_temporaries_works(tmp_path: Path) -> None:
+    """README's Limits table: a chain of 5,000 temporaries has no limit and is proved.
+    cwnd = max(MSS, (cwnd + 4999/5000 MSS) / 2) stays at least MSS (proved), and from
+    cwnd = MSS it stays exactly there, so more than MSS is refuted (the chain's sum counts)."""
     body = ["x0 = cwnd"] + [f"x{i} = x{i - 1} + MSS / 5000" for i in range(1, 5000)] + ["cwnd = max(MSS, x4999 / 2)"]
     q, _ = _cca_query(tmp_path, "\n".join(body) + "\n")
+    util = 'kind = "utilization"\nmin = 0.5'
+    text = q.read_text()
+    assert util in text
+    q.write_text(text.replace(util, 'kind = "expr"\nexpr = "cwnd[T-1] >= MSS"'))
     code, out, err = run("verify", q, "--timeout", "60")
-    assert code in (0, 1) and ("PROVED" in out or "COUNTEREXAMPLE" in out), err
+    assert code == 0 and "PROVED" in out, (code, err)
+    q.write_text(text.replace(util, 'kind = "expr"\nexpr = "cwnd[T-1] > MSS"'))
+    code, out, err = run("verify", q, "--timeout", "60")
+    assert code == 1 and "COUNTEREXAMPLE" in out, (code, err)
 
 
 def test_too_many_jobs_and_flows() -> None:
+    """--jobs beyond the limit or 0, and 100,000 simulated flows, are refused in one line."""
     refused("synth", G1, "--jobs", "10000", where="--jobs", words=("limit",))
     refused("synth", G1, "--jobs", "0", where="--jobs")
     refused("simulate", "reno", "--flows", "100000", where="--flows", words=("1,000",))
 
 
 def test_files_that_are_not_files(tmp_path: Path) -> None:
+    """A FIFO, /dev/zero or a file over 4 MiB is refused in one line, without reading it."""
     fifo = tmp_path / "fifo.toml"
     os.mkfifo(fifo)
     refused("verify", fifo, where=str(fifo), words=("not a regular file",))
@@ -120,6 +137,7 @@ def test_files_that_are_not_files(tmp_path: Path) -> None:
 ])
 def test_simulator_sizes_are_checked_before_allocating(argv: tuple[str, ...], where: str,
                                                        words: tuple[str, ...]) -> None:
+    """Simulations over the tick limit, or with a warm-up as long as the run, are refused before any memory is allocated."""
     refused("simulate", "reno", *argv, where=where, words=words)
 
 
@@ -133,10 +151,12 @@ def test_simulator_sizes_are_checked_before_allocating(argv: tuple[str, ...], wh
     (("tradeoff", "--loss", "1/C", "--C0", "1", "--beta-s", "1e-400"), "--beta-s"),
 ])
 def test_huge_or_tiny_numbers_are_refused(argv: tuple[str, ...], where: str) -> None:
+    """Command-line numbers like 1e400 or 1e-400 (outside [1e-15, 1e15] in magnitude) are refused in one line."""
     refused(*argv, where=where, words=("out of range",))
 
 
 def test_a_tolerance_needing_too_many_probes_is_refused() -> None:
+    """A search --tol finer than the range / 2^40 is refused in one line."""
     base = ("search", "cc_qdel-ccac", "--lemma", "B.4.7", "--constant", "util")
     refused(*base, "--tol", "1e-14", where="--tol", words=("2^40",))
 
@@ -144,6 +164,7 @@ def test_a_tolerance_needing_too_many_probes_is_refused() -> None:
 # -- output paths, checked before the work ---------------------------------------------------------
 
 def test_output_paths_are_checked_before_the_work(tmp_path: Path) -> None:
+    """Output paths (--out, --checkpoint, --plot) that cannot be written are refused before the run starts."""
     f = tmp_path / "file"
     f.write_text("x")
     refused("synth", G1, "--out", f / "sols", where="--out", words=("is a file",))
@@ -154,6 +175,7 @@ def test_output_paths_are_checked_before_the_work(tmp_path: Path) -> None:
 
 
 def test_checkpoint_with_a_malformed_counterexample(tmp_path: Path) -> None:
+    """A checkpoint whose stored counterexample is malformed is refused on --resume in one line naming it."""
     ck = tmp_path / "ck.json"
     code, _out, err = run("synth", G1, "--checkpoint", ck, "--json")
     assert code == 0 and ck.exists(), err
@@ -170,5 +192,6 @@ def test_checkpoint_with_a_malformed_counterexample(tmp_path: Path) -> None:
 # -- plain bugs ----------------------------------------------------------------------------------
 
 def test_expr_objective_without_expr(tmp_path: Path) -> None:
+    """An 'expr' objective without its formula is refused in one line."""
     p = _query_with(tmp_path, 'kind = "utilization"\nmin = 0.5', 'kind = "expr"')
     refused("verify", p, where=str(p), words=("needs 'expr'",))

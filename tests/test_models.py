@@ -114,6 +114,7 @@ def test_buffer_bound(fam: str, loss: str) -> None:
 
 @pytest.mark.parametrize("fam", ALL)
 def test_infinite_buffer_no_loss(fam: str) -> None:
+    """An infinite buffer loses nothing on every model; a finite one can."""
     proved(FAMILIES[fam], 6, "all(L[t] == L[0] for t in range(T))")
     refuted(replace(FAMILIES[fam], buffer=FINITE), 6, "all(L[t] == L[0] for t in range(T))")
 
@@ -227,6 +228,22 @@ def test_periodic_all(fam: str) -> None:
     refuted(m, 6, "bq[T-1] == bq[0]", periodic=2, periodic_all=True)
 
 
+@pytest.mark.parametrize(("mode", "bound"), [("arbitrary", "MSS"), ("small", "2 * C * (R + D)"),
+                                           ("large", "2 * C * (R + D)")])
+def test_symbolic_buffer_edges(mode: str, bound: str) -> None:
+    """The symbolic buffer's bounds and their equality cases: arbitrary β > MSS (β = MSS
+    excluded, β just above it possible); small β ≤ 2·C·(R + D) and large β ≥ 2·C·(R + D),
+    the bound itself possible."""
+    m = replace(CCAC, buffer=Buffer(mode, F(2) if mode != "arbitrary" else None), loss="droptail")  # type: ignore[arg-type]
+    if mode == "arbitrary":
+        proved(m, 3, "buffer > MSS")
+        refuted(m, 3, "buffer > MSS * 101/100")
+    else:
+        proved(m, 3, f"buffer {'<=' if mode == 'small' else '>='} {bound}")
+        refuted(m, 3, f"buffer != {bound}")
+
+
+
 # -- queueing-delay samples (docs/semantics.md §Queueing delay) ----------------------------
 
 def bucket(t: int, dt: int) -> str:
@@ -250,6 +267,29 @@ def test_delay_bound_from_buffer(fam: str, loss: str) -> None:
     hi = " and ".join(f"(qdel_hi[{t}] <= {k + 1} or qdel_hi[{t}] > 100)" for t in range(1, 6))
     proved(m, 6, hi)
     refuted(m, 6, hi.replace(f"<= {k + 1}", f"<= {k}"))
+
+
+@pytest.mark.parametrize("fam", ["ccac", "cbr_delay"])
+def test_delay_bucket_edges(fam: str) -> None:
+    """Equality at a bucket's edges: the byte delivered last at t = 3 is exactly the last
+    byte sent in step 1 (S[3] = A[1] − L[1]).  Such a trace exists, and its sample is in
+    bucket dt = 2 (qdel_hi = 3, qdel_lo = 2 − D): the upper edge is included (S ≤
+    A[t−dt] − L), the lower one excluded (A[t−dt−1] − L < S), so exactly one bucket
+    holds (both edges included would leave no such trace, none no sample)."""
+    m = FAMILIES[fam]
+    edge = "S[3] > S[2] and S[3] == A[1] - L[1] and A[1] - L[1] > A[0] - L[0]"
+    refuted(m, 5, f"not ({edge} and qdel_hi[3] == 3)")  # with the qdel booleans built
+    proved(m, 5, f"({edge}) => qdel_hi[3] == 3 and qdel_lo[3] == {max(0, 2 - m.D)}")
+
+
+def test_delay_bound_at_a_whole_buffer() -> None:
+    """β = C·R exactly (a whole number of steps): a byte waits at most ⌈β/C⌉ + D = 1 + D
+    buckets, so C·(dt − D − 1) < β is strict.  Checked on samples of bytes sent before
+    the trace (qdel_prehistory = "free"), which only this bound limits."""
+    m = replace(CCAC, buffer=Buffer("finite", F(1)), loss="droptail", qdel_prehistory="free")
+    k = 1 + m.D
+    proved(m, 5, f"qdel_hi[1] <= {k + 1} or qdel_hi[1] > 100")
+    refuted(m, 5, f"qdel_hi[1] <= {k} or qdel_hi[1] > 100")
 
 
 def test_delay_unbounded_noncomposing_epsilon() -> None:

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 from helpers import run_cli as run
+from helpers import solver_gives_up
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -96,6 +97,7 @@ def without_times(d: Any) -> Any:
 # -- 1. a small correct proof ---------------------------------------------------------------
 
 def test_small_proof_proved_json() -> None:
+    """A correct small proof is proved: JSON with every part, its constants, and each lemma proved with a time."""
     code, d = prove(MAIN)
     assert code == 0
     assert d["verdict"] == "proved"
@@ -118,6 +120,7 @@ def test_small_proof_proved_json() -> None:
 
 
 def test_small_proof_text_output() -> None:
+    """The text report lists each lemma as proved and ends PROVED; progress goes to stderr."""
     code, out, err = run("prove", MAIN, "--jobs", "1")
     assert code == 0
     assert out.strip().splitlines()[-1].startswith("PROVED")
@@ -129,6 +132,7 @@ def test_small_proof_text_output() -> None:
 
 
 def test_jobs_2_same_as_jobs_1() -> None:
+    """Two workers give the same report as one (times aside), for a proved and a refuted proof."""
     code1, d1 = prove(MAIN, jobs=1)
     code2, d2 = prove(MAIN, jobs=2)
     assert (code1, code2) == (0, 0)
@@ -144,6 +148,7 @@ def test_jobs_2_same_as_jobs_1() -> None:
 
 
 def test_T_override() -> None:
+    """--T overrides the proof's horizon, also in the workers; T = 1 is refused."""
     code, d = prove(MAIN, "--T", "3")
     assert code == 0 and d["T"] == 3 and d["verdict"] == "proved"
     code, d = prove(MAIN, "--T", "3", "--set", "qb=119/100", jobs=2)  # the workers get T too
@@ -175,6 +180,7 @@ def test_example_proof_needs_its_horizon() -> None:
     ("k=99/100", "rate_bound", "counterexample"),
 ])
 def test_constant_tight_pairs(setting: str, name: str, want: str) -> None:
+    """Each hand-computed threshold proves its lemma and a constant just past it refutes that lemma alone."""
     code, d = prove(MAIN, "--set", setting)
     key, value = setting.split("=")
     assert d["constants"][key] == value
@@ -185,6 +191,7 @@ def test_constant_tight_pairs(setting: str, name: str, want: str) -> None:
 
 
 def test_wrong_constant_counterexample_json() -> None:
+    """A refuted lemma's JSON trace meets the premise and breaks the conclusion in exact rationals."""
     code, d = prove(MAIN, "--set", "qb=119/100")
     assert code == 1 and d["verdict"] == "counterexample"
     lem = lemma(d, "one_step")
@@ -206,6 +213,7 @@ def test_wrong_constant_counterexample_json() -> None:
 
 
 def test_wrong_constant_text_names_the_lemma() -> None:
+    """The text report names the refuted lemma once, on its line, in the summary and on stderr."""
     code, out, err = run("prove", MAIN, "--jobs", "1", "--set", "qb=119/100")
     assert code == 1
     line = next(x for x in out.splitlines() if x.strip().startswith("lemma one_step "))
@@ -219,6 +227,7 @@ def test_wrong_constant_text_names_the_lemma() -> None:
 # -- 3. the transition graph ------------------------------------------------------------------
 
 def test_graph_control_is_proved() -> None:
+    """A transition graph without problems is proved."""
     code, d = prove(PROOFS / "graph_ok.toml")
     assert code == 0 and d["verdict"] == "proved"
     assert d["graph"]["verdict"] == "proved" and d["graph"]["problems"] == []
@@ -230,6 +239,7 @@ def test_graph_control_is_proved() -> None:
     ("graph_dead_end", ("'B'", "no edge out")),
 ])
 def test_graph_problems(name: str, needles: tuple[str, ...]) -> None:
+    """A cycle, a steady state with outgoing edges and a dead end each refute the graph, named in its problems."""
     code, d = prove(PROOFS / f"{name}.toml")
     assert code == 1 and d["verdict"] == "counterexample"
     g = d["graph"]
@@ -253,6 +263,7 @@ def test_graph_cycle_is_the_only_failure() -> None:
 # -- 4. coverage --------------------------------------------------------------------------------
 
 def test_coverage_missing_equality_fails() -> None:
+    """States that miss the boundary c_lo = C leave a coverage gap: a counterexample exactly on it."""
     code, d = prove(PROOFS / "coverage_gap.toml")
     assert code == 1 and d["verdict"] == "counterexample"
     cov = d["coverage"]
@@ -264,6 +275,7 @@ def test_coverage_missing_equality_fails() -> None:
 
 
 def test_coverage_closed_gap_is_proved() -> None:
+    """With the gap closed the coverage check is proved, with no trace."""
     _code, d = prove(PROOFS / "coverage_gap.toml", "--set", "gap=1/100")
     assert d["coverage"]["verdict"] == "proved"
     assert "trace" not in d["coverage"]
@@ -272,6 +284,7 @@ def test_coverage_closed_gap_is_proved() -> None:
 # -- 5. stitching -------------------------------------------------------------------------------
 
 def test_stitching_unjustified_transition_fails() -> None:
+    """A transition its lemma does not justify fails stitching with a trace that leaves the target state; a justified one is proved."""
     code, d = prove(PROOFS / "stitch_weak.toml")
     assert code == 1 and d["verdict"] == "counterexample"
     assert set(lemma_results(d).values()) == {"proved"}
@@ -296,6 +309,7 @@ def test_stitching_control_with_loop_is_proved() -> None:
 
 @pytest.mark.parametrize(("f", "want"), [("1", "counterexample"), ("101/100", "proved")])
 def test_progress_factor_must_exceed_one(f: str, want: str) -> None:
+    """A progress factor of exactly 1 is refuted (no progress); 101/100 is proved."""
     _code, d = prove(PROOFS / "progress_factor.toml", "--set", f"f={f}")
     entry = check(d, "progress: factor of 'shrink'")
     assert entry["verdict"] == want
@@ -322,6 +336,7 @@ def test_progress_case_must_apply(w: str, want: str) -> None:
 # -- 7. search ----------------------------------------------------------------------------------
 
 def test_search_bisection_finds_the_hand_computed_threshold() -> None:
+    """Bisection brackets the hand-computed 6/5 within the tolerance, with exact rationals and verified monotonicity."""
     tol = Fraction(1, 100)
     code, d = search(MAIN, "one_step", "qb", "--tol", str(tol))
     assert code == 0
@@ -347,6 +362,7 @@ def test_search_bisection_finds_the_hand_computed_threshold() -> None:
 
 
 def test_search_rate_bound_brackets_one() -> None:
+    """Bisection on rate_bound brackets the hand-computed threshold 1."""
     tol = Fraction(1, 20)
     code, d = search(MAIN, "rate_bound", "k", "--tol", str(tol))
     assert code == 0
@@ -355,6 +371,7 @@ def test_search_rate_bound_brackets_one() -> None:
 
 
 def test_search_grid() -> None:
+    """--grid checks exactly the given values and reports the tightest proved and nearest refuted one."""
     code, d = search(MAIN, "one_step", "qb", "--grid", "13/10,1,6/5,11/10")
     assert code == 0
     assert (d["proved"], d["counterexample"]) == ("6/5", "11/10")
@@ -365,6 +382,7 @@ def test_search_grid() -> None:
 
 
 def test_search_easy_end_refuted() -> None:
+    """If the easy end of the range is refuted, search stops there: nothing proved, exit 1."""
     code, d = search(MAIN, "one_step", "qb", "--lo", "0", "--hi", "1")
     assert code == 1
     assert d["proved"] is None and d["counterexample"] == "1"
@@ -372,6 +390,7 @@ def test_search_easy_end_refuted() -> None:
 
 
 def test_search_cache(tmp_path: Path) -> None:
+    """A second search with --cache answers every probe from the cache with the same results and trace."""
     cache = tmp_path / "cache"
     code1, d1 = search(MAIN, "one_step", "qb", "--cache", cache)
     code2, d2 = search(MAIN, "one_step", "qb", "--cache", cache)
@@ -387,6 +406,7 @@ def test_search_cache(tmp_path: Path) -> None:
 
 
 def test_prove_cache(tmp_path: Path) -> None:
+    """A second prove with --cache answers every lemma from the cache; a changed constant is checked again."""
     cache = tmp_path / "cache"
     _c, d1 = prove(MAIN, "--set", "qb=119/100", "--cache", cache)
     _c, d2 = prove(MAIN, "--set", "qb=119/100", "--cache", cache)
@@ -435,6 +455,7 @@ BAD_FILES = [
 @pytest.mark.parametrize(("name", "line", "col", "words", "late"), BAD_FILES, ids=[b[0] for b in BAD_FILES])
 def test_bad_proof_file(request: pytest.FixtureRequest, mode: str, name: str, line: int, col: int,
                         words: tuple[str, ...], late: bool) -> None:
+    """Each malformed proof file gives one error line at its file:line:col, in text and JSON mode."""
     path = BAD / f"{name}.toml"
     argv: tuple[object, ...] = ("prove", path, "--jobs", "1", *(("--json",) if mode == "--json" else ()))
     expect_one_error_line(argv, path, line, col, words)
@@ -445,12 +466,14 @@ LOADER_ERRORS = [b for b in BAD_FILES if not b[4]]
 
 @pytest.mark.parametrize(("name", "line", "col", "words", "late"), LOADER_ERRORS, ids=[b[0] for b in LOADER_ERRORS])
 def test_bad_proof_file_search(name: str, line: int, col: int, words: tuple[str, ...], late: bool) -> None:
+    """search reports the same one-line errors for malformed proof files."""
     path = BAD / f"{name}.toml"
     for mode in (("--json",), ()):
         expect_one_error_line(("search", path, *mode, "--lemma", "l", "--constant", "k"), path, line, col, words)
 
 
 def test_set_unknown_constant() -> None:
+    """--set of an unknown constant is one error line, exit 2, nothing on stdout."""
     code, out, err = run("prove", MAIN, "--jobs", "1", "--set", "nope=1")
     assert code == 2 and out == ""
     lines = err.splitlines()
@@ -462,16 +485,19 @@ def test_set_unknown_constant() -> None:
 
 @pytest.mark.parametrize("value", ["abc", "1/0", ""])
 def test_set_bad_value(value: str) -> None:
+    """--set with a value that is not a number is one error line."""
     expect_one_error_line(("prove", MAIN, "--jobs", "1", "--set", f"qb={value}"), "--set", None, None,
                           ("not a number",))
 
 
 def test_search_unknown_constant() -> None:
+    """search --constant of an unknown constant is one error line."""
     expect_one_error_line(("search", MAIN, "--lemma", "one_step", "--constant", "nope"), "--constant", None, None,
                           ("no constant named 'nope'",))
 
 
 def test_search_unknown_lemma() -> None:
+    """search --lemma of an unknown lemma is one error line, exit 2."""
     code, out, err = run("search", MAIN, "--lemma", "nope", "--constant", "qb")
     assert code == 2 and out == ""
     assert len(err.splitlines()) == 1 and "no lemma named 'nope'" in err
@@ -489,6 +515,7 @@ def test_good_twin_of_unit_mismatch_is_proved(tmp_path: Path) -> None:
 
 
 def test_unit_error_does_not_depend_on_the_constant_value() -> None:
+    """A unit mismatch is reported even when the constant is set to 0."""
     path = BAD / "unit_mismatch.toml"
     expect_one_error_line(("prove", path, "--jobs", "1", "--json", "--set", "u=0"), path, 15, 15,
                           ("unit mismatch",))
@@ -496,14 +523,18 @@ def test_unit_error_does_not_depend_on_the_constant_value() -> None:
 
 # -- 9. unknown is never proved ----------------------------------------------------------------
 
-def test_timeout_gives_unknown_not_proved() -> None:
+def test_timeout_gives_unknown_not_proved(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lemmas whose checks do not finish within --timeout are unknown (with a reason),
+    and so is the proof, exit 3; never proved.  (The limit is made deterministic by
+    Z3's resource limit.)"""
     path = PROOFS / "timeout.toml"
     code, d = prove(path)  # control: both lemmas are true and provable
     assert code == 0 and d["verdict"] == "proved"
+    solver_gives_up(monkeypatch)
     code, d = prove(path, "--timeout", "0.001")
     results = lemma_results(d)
     assert set(results.values()) <= {"proved", "unknown"}
-    assert "unknown" in results.values(), results  # needs ~0.1 s, gets 1 ms
+    assert "unknown" in results.values(), results
     for lem in d["lemmas"]:
         if lem["verdict"] == "unknown":
             assert lem.get("reason"), lem
@@ -512,7 +543,10 @@ def test_timeout_gives_unknown_not_proved() -> None:
     assert code == 3 and "UNKNOWN" in out and "PROVED" not in out
 
 
-def test_search_timeout_proves_nothing() -> None:
+def test_search_timeout_proves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search whose checks do not finish (deterministic: Z3's resource limit) proves
+    and refutes nothing; the easy end counts as not proved."""
+    solver_gives_up(monkeypatch)
     code, d = search(PROOFS / "timeout.toml", "c_lo_bounded", "k", "--timeout", "0.001")
     assert code == 3
     assert d["proved"] is None and d["counterexample"] is None
@@ -522,6 +556,7 @@ def test_search_timeout_proves_nothing() -> None:
 # -- vacuity, --lemma, and a known problem (xfail: fails once fixed; drop the marker then) ------
 
 def test_vacuous_lemma_is_flagged() -> None:
+    """A lemma whose premise no trace meets is proved but flagged vacuous, in JSON and text; an honest one is not."""
     code, d = prove(PROOFS / "vacuous.toml")
     assert code == 0
     assert lemma(d, "vacuous")["verdict"] == "proved" and lemma(d, "vacuous").get("vacuous") is True
@@ -574,6 +609,7 @@ def test_unbounded_progress_is_not_a_proof() -> None:
     (Fraction(22, 7), Fraction(22, 7), Fraction(22, 7)),
 ])
 def test_simplest_between_examples(lo: Fraction, hi: Fraction, want: Fraction) -> None:
+    """simplest_between picks the fraction with the smallest denominator in the interval (examples)."""
     assert simplest_between(lo, hi) == want
 
 
@@ -591,6 +627,7 @@ fractions = st.fractions(min_value=-50, max_value=50, max_denominator=400)
 @settings(max_examples=300, deadline=None)
 @given(fractions, fractions)
 def test_simplest_between_is_simplest(a: Fraction, b: Fraction) -> None:
+    """simplest_between lies in the interval, is symmetric, and no smaller denominator fits (property)."""
     lo, hi = min(a, b), max(a, b)
     x = simplest_between(a, b)
     assert lo <= x <= hi
@@ -602,6 +639,7 @@ def test_simplest_between_is_simplest(a: Fraction, b: Fraction) -> None:
 @settings(max_examples=300, deadline=None)
 @given(fractions, fractions)
 def test_next_probe_near_the_middle(easy: Fraction, hard: Fraction) -> None:
+    """next_probe lies within 1/8 of the bracket's middle and shrinks it to at most 5/8 (property)."""
     m = next_probe(easy, hard)
     a, b = min(easy, hard), max(easy, hard)
     q = (b - a) / 8
@@ -616,6 +654,7 @@ def test_next_probe_near_the_middle(easy: Fraction, hard: Fraction) -> None:
 
 
 def test_next_probe_examples() -> None:
+    """next_probe on hand-worked brackets."""
     assert next_probe(Fraction(0), Fraction(1)) == Fraction(1, 2)
     assert next_probe(Fraction(1), Fraction(0)) == Fraction(1, 2)
     assert next_probe(Fraction(3), Fraction(0)) == Fraction(3, 2)      # [9/8, 15/8]
@@ -632,6 +671,7 @@ SLOW_PROOFS = {"cc_qdel-ccac"}  # about a minute on 2 cores: run with -m slow
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW_PROOFS else p
                                   for p in SHIPPED], ids=[p.stem for p in SHIPPED])
 def test_shipped_proof_gives_its_expected_result(path: Path) -> None:
+    """Every proof in proofs/ gives its declared verdict, with coverage, graph and stitching proved (or a re-checked counterexample)."""
     code, d = prove(path, jobs=2)
     assert "expect" in d, f"{path.name} declares no expected result"
     assert d["verdict"] == d["expect"], [(lem["name"], lem["verdict"]) for lem in d["lemmas"]]
@@ -773,6 +813,18 @@ def test_copa_queue_band_is_ccacs_4_bdp() -> None:
     assert code == 1 and lemma(d, "stay")["verdict"] == "counterexample"
 
 
+def test_cc_probe_slow_steady_state_tight_pairs() -> None:
+    """proofs/cc_probe_slow-cbrdelay.toml's steady state: its RTT bound 8/5 (R + D) + 1
+    packet is tight (159/100 is refuted), and utilization holds up to 15/53 of C
+    (17/60, 1/3180 more, is refuted; the file claims 5/18)."""
+    path = SHIPPED_DIR / "cc_probe_slow-cbrdelay.toml"
+    for name, holds, fails in [("rtt", "8/5", "159/100"), ("util", "15/53", "17/60")]:
+        _code, d = prove(path, "--lemma", "steady", "--set", f"{name}={holds}")
+        assert lemma(d, "steady")["verdict"] == "proved", name
+        code, d = prove(path, "--lemma", "steady", "--set", f"{name}={fails}")
+        assert code == 1 and lemma(d, "steady")["verdict"] == "counterexample", name
+
+
 def _with_drain_measures(tmp_path: Path, measures: str, order: str | None) -> Path:
     """MAIN with the 'drain' progress term measuring ``measures`` (TOML list)."""
     text = MAIN.read_text().replace('measures = ["bq[t] >= C * R"]', f"measures = {measures}"
@@ -798,6 +850,7 @@ def test_lexicographic_progress_ranks_the_measures(tmp_path: Path) -> None:
 
 
 def test_progress_order_must_be_known_and_shared(tmp_path: Path) -> None:
+    """An unknown progress order, or progress cases ranking their measures differently, is one error line."""
     code, _out, err = run("prove", _with_drain_measures(tmp_path, '["bq[t] >= C * R"]', "lexical"), "--jobs", "1")
     assert code == 2 and "unknown order 'lexical'" in err and len(err.strip().splitlines()) == 1
     text = MAIN.read_text().replace(

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import z3
 from helpers import run_cli as run
+from helpers import solver_gives_up
 
 from ccmatic.core.options import RunOptions, SynthOptions
 from ccmatic.core.scenario import Query
@@ -115,6 +116,7 @@ def test_g1_t5_semantics_choices_matter() -> None:
 
 
 def test_template_units_become_constraints() -> None:
+    """Hole choices that would add unlike units (rate + seconds, MSS/R + R) are excluded by the unit constraints; consistent ones are not."""
     prog = load_cca(ROOT / "templates" / "tpl_ccac_2expr.cca")
     cs = unit_constraints(prog)
     a1, a3, a4, a5 = (hole_var(h) for h in ("a1", "a3", "a4", "a5"))
@@ -131,8 +133,9 @@ def test_template_units_become_constraints() -> None:
     assert variable_term_holes(prog) == ["b0", "b1", "a3", "a1", "a2"]
 
 
-def test_unknown_is_never_a_solution() -> None:
+def test_unknown_is_never_a_solution(monkeypatch: pytest.MonkeyPatch) -> None:
     """With a verifier that can never finish, nothing is accepted."""
+    solver_gives_up(monkeypatch)
     q = _query("G1-T5")
     s = Synthesizer(q, SynthOptions(run=RunOptions(timeout_s=0.001, seed=0), budget_s=3))
     r = s.run()
@@ -155,13 +158,16 @@ def _tiny_library(tmp_path: Path) -> Path:
     return lib
 
 
-def test_undecided_candidates_make_a_search_incomplete(tmp_path: Path) -> None:
+def test_undecided_candidates_make_a_search_incomplete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A search that ends with undecided candidates says so (exit 3), never 'complete'.
-    (A 1 ms check limit leaves almost every check undecided; a small template keeps
-    the search short, since each undecided candidate is blocked alone.)"""
+    (A 1 ms check limit, made deterministic by Z3's resource limit, leaves every check
+    undecided; a small template keeps the search short, since each undecided candidate
+    is blocked alone.)"""
     lib = _tiny_library(tmp_path)
     query = str(lib / "queries" / "tiny.toml")
-    code, out, _ = run("synth", query, "--lib", str(lib), "--timeout", "0.001", "--json")
+    with monkeypatch.context() as mp:
+        solver_gives_up(mp)
+        code, out, _ = run("synth", query, "--lib", str(lib), "--timeout", "0.001", "--json")
     d = json.loads(out)
     assert d["unknown_candidates"] and d["status"] == "incomplete" and code == 3
     assert all(c not in d["holes"] for c in d["unknown_candidates"])  # never printed as solutions
@@ -171,6 +177,7 @@ def test_undecided_candidates_make_a_search_incomplete(tmp_path: Path) -> None:
 
 
 def test_cli_synth_json_and_files(tmp_path: Path) -> None:
+    """synth --json --out finds G5's 48 solutions, writes one CCA file each, and a written file verifies as proved."""
     code, out, _ = run("synth", str(T41 / "G5-infinite.toml"), "--json", "--out", str(tmp_path))
     assert code == 0
     d = json.loads(out)
@@ -182,12 +189,17 @@ def test_cli_synth_json_and_files(tmp_path: Path) -> None:
 
 
 def test_cli_synth_timeout_exit_3() -> None:
-    code, out, _ = run("synth", str(T41 / "G1-T5.toml"), "--json", "--budget", "0.5")
+    """A synthesis that runs out of --budget reports status timeout, exit 3, and no
+    solutions.  (A budget of 1 ns has run out on any machine before the first
+    candidate; 0.5 s depended on the machine not finishing G1-T5 in time.)"""
+    code, out, _ = run("synth", str(T41 / "G1-T5.toml"), "--json", "--budget", "1e-9")
     assert code == 3
-    assert json.loads(out)["status"] == "timeout"
+    d = json.loads(out)
+    assert d["status"] == "timeout" and d["solutions"] == []
 
 
 def test_verify_rejects_a_template() -> None:
+    """verify refuses a template (a CCA with holes) in one error line, exit 2."""
     code, _, err = run("verify", str(T41 / "G1-T4.toml"))
     assert code == 2 and "template with holes" in err and len(err.strip().splitlines()) == 1
 

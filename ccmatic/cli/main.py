@@ -86,7 +86,11 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
             except SystemExit as e:  # --help / --version
                 return EXIT_INPUT if e.code not in (0, None) else EXIT_OK
             debug = bool(args.debug)
-            return int(args.handler(args, out, err))
+            code = int(args.handler(args, out, err))
+        if stop():  # the signal ended a solver check (unknown) before it could stop the command
+            err.write(stop.describe() + "\n")
+            return EXIT_UNKNOWN
+        return code
     except SpecError as e:  # bad input, or a usage error (see Parser)
         if debug:
             raise
@@ -99,6 +103,13 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
             pass
         return EXIT_OK
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (engine/interrupt.py); what was found is already out
+        err.write(stop.describe() + "\n")
+        return EXIT_UNKNOWN
+    except Exception:
+        # a signal's fallout in another form: a KeyboardInterrupt raised inside a Z3 call
+        # comes out as ctypes.ArgumentError, an interrupted Z3 as Z3Exception ("canceled")
+        if not stop() or debug:
+            raise
         err.write(stop.describe() + "\n")
         return EXIT_UNKNOWN
 

@@ -28,7 +28,10 @@ class Interrupts:
 
     ``cooperative=True``: only set the flag (and interrupt Z3); the run polls
     ``stop()`` and ends cleanly (CEGIS keeps its solutions).  Otherwise the signal
-    also raises :class:`KeyboardInterrupt`.  Outside the main thread this is a no-op
+    also raises :class:`KeyboardInterrupt`, but never inside Z3's Python API or a
+    destructor (an exception there leaves half-built objects, or is printed as
+    "Exception ignored" and dropped): the signal is then sent again 10 ms later, while
+    the watcher has already interrupted Z3.  Outside the main thread this is a no-op
     (signals are delivered to the main thread only)."""
 
     def __init__(self, cooperative: bool = False) -> None:
@@ -38,19 +41,32 @@ class Interrupts:
         self._old_fd: int | None = None
         self._pipe: tuple[int, int] | None = None
         self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()  # the signal is sent again only while the handlers are in place
 
     def __call__(self) -> bool:
         return self.signum is not None
 
     def _handler(self, signum: int, frame: FrameType | None) -> None:
         self._stop(signum)
-        if not self.cooperative:
-            raise KeyboardInterrupt
+        if self.cooperative:
+            return
+        if _unsafe(frame):
+            threading.Timer(0.01, self._again, (signum,)).start()
+            return
+        raise KeyboardInterrupt
+
+    def _again(self, signum: int) -> None:
+        with self._lock:
+            if self._pipe is not None:
+                os.kill(os.getpid(), signum)
 
     def _stop(self, signum: int) -> None:
         if self.signum is None:
             self.signum = signum
-        z3.main_ctx().interrupt()
+        try:
+            z3.main_ctx().interrupt()
+        except z3.Z3Exception:  # the context's error state, set by a call the interrupt canceled
+            pass
 
     def _watch(self, r: int) -> None:
         while True:
@@ -79,6 +95,11 @@ class Interrupts:
     def __exit__(self, tp: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
         if self._pipe is None:
             return
+        with self._lock:
+            self._restore()
+
+    def _restore(self) -> None:
+        assert self._pipe is not None
         signal.set_wakeup_fd(self._old_fd if self._old_fd is not None else -1)
         for s, h in self._old.items():
             signal.signal(s, h)  # type: ignore[arg-type]
@@ -93,3 +114,15 @@ class Interrupts:
 
     def describe(self) -> str:
         return "interrupted" if self.signum in (None, signal.SIGINT) else f"interrupted ({signal.Signals(self.signum).name})"
+
+
+Z3_DIR = os.path.dirname(z3.__file__) + os.sep
+
+
+def _unsafe(frame: FrameType | None) -> bool:
+    """Whether the interrupted code runs in Z3's Python API or in a destructor."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__" or frame.f_code.co_filename.startswith(Z3_DIR):
+            return True
+        frame = frame.f_back
+    return False
