@@ -145,7 +145,8 @@ def with_horizon(args: argparse.Namespace, scenario: Scenario) -> int:
     if (too_long := horizon_error(args.T, limits(args))) is not None:
         raise SpecError(Loc("--T"), too_long, "raise the limit with --max-T if you mean it")
     if periodic is not None and periodic >= args.T:
-        raise SpecError(Loc("--T"), f"T={args.T} must exceed the periodic = {periodic}")
+        key = "periodic_all" if scenario.periodic_all else "periodic"
+        raise SpecError(Loc("--T"), f"T={args.T} must exceed the {key} = {periodic}")
     if (short := delay_error(scenario.model.max_R, scenario.model.net_D, args.T)) is not None:
         raise SpecError(Loc("--T"), short, "give a longer horizon")
     return int(args.T)
