@@ -150,6 +150,7 @@ def test_sigterm_while_loading_says_interrupted(where: str, monkeypatch: pytest.
 def test_lowercase_booleans_in_a_query_formula_say_how_to_write_them(tmp_path: Path) -> None:
     """A formula in a query writes True/False too; 'true' gets the same hint."""
     q = tmp_path / "q.toml"
-    q.write_text((ROOT / "queries" / "verify" / "aimd-ccac-premature-loss.toml").read_text()
-                 .replace('assume = ["MSS', 'assume = ["finite_buffer == true", "MSS', 1))
-    assert run_cli("check", q) == (2, "", f"{q}:6:29: error: unknown name 'true' (hint: write True, as in Python)\n")
+    text = (ROOT / "queries" / "verify" / "aimd-ccac-premature-loss.toml").read_text()
+    line = text[:text.index('assume = ["MSS')].count("\n") + 1
+    q.write_text(text.replace('assume = ["MSS', 'assume = ["finite_buffer == true", "MSS', 1))
+    assert run_cli("check", q) == (2, "", f"{q}:{line}:29: error: unknown name 'true' (hint: write True, as in Python)\n")

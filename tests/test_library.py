@@ -97,7 +97,8 @@ def test_list_says_where_an_entry_comes_from(tmp_path: Path, monkeypatch: pytest
 
 @pytest.mark.parametrize(("argv", "line"), [
     (("verify", "aimd-ccac-prematur-loss"),
-     "aimd-ccac-prematur-loss: error: query file not found (hint: did you mean 'aimd-ccac-premature-loss'?)"),
+     ("aimd-ccac-prematur-loss: error: query file not found (hint: did you mean 'aimd-ccac-premature-loss' or "
+     "'aimd_premature_loss'?)")),
     (("verify", "aimd-ccac-premature-loss", "--cca", "aimdd"),
      "aimdd: error: CCA file not found (hint: did you mean 'aimd' or 'aimd_delay'?)"),
     (("check", "bbr2"), "bbr2: error: CCA file not found (hint: did you mean 'bbr' or 'bbr1'?)"),
