@@ -294,3 +294,20 @@ def test_render_keeps_the_meaning_of_the_tree() -> None:
     w = why("sum(S[t] for t in range(T)) >= 100")
     assert w is not None and w.cmp is not None and w.cmp.lhs == "sum(S[0], ... (5 items), S[4])"
     assert w.cmp.lhs_value == sum(S)
+
+
+def test_an_internal_inconsistency_is_exit_4_not_an_answer(monkeypatch: Any) -> None:
+    """If the explanation ever disagreed with the exact re-check (a bug), verify says
+    so in one line with exit code 4, which no script reads as an answer (not 1, a
+    counterexample)."""
+    import ccmatic.engine.verify as engine_verify
+    from ccmatic.core.errors import EngineError
+
+    def broken(*_a: Any, **_k: Any) -> Any:
+        raise EngineError("the counterexample violates no objective when evaluated exactly")
+
+    monkeypatch.setattr(engine_verify, "objective_checks", broken)
+    code, out, err = run_cli("verify", "const_rate-ccac")
+    assert (code, out) == (4, "")
+    assert err.splitlines()[-1] == ("internal error: the counterexample violates no objective when evaluated "
+                                    "exactly (hint: this is a bug in ccmatic; --debug shows the traceback)")

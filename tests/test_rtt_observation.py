@@ -78,6 +78,40 @@ def test_the_replay_refuses_an_rtt_outside_its_bucket() -> None:
     assert ("rtt (within its delay bucket)", t) in [(m.name, m.t) for m in bad.mismatches]
 
 
+
+#: with no new ACK, the latest sample is the previous step's
+STALE_KEPT = "all(S[t] == S[t - 1] => rtt[t] == rtt[t - 1] for t in range(1, T))"
+
+
+def test_a_stale_sample_is_kept_in_the_models() -> None:
+    """No new ACK, no new sample: rtt stays the previous step's (as the simulator and
+    a real stack report it); the tight twin: a new ACK may bring another value."""
+    opts = RunOptions(timeout_s=120, seed=0)
+    assert verify(query(threshold_cca(">"), STALE_KEPT), opts).verdict == "proved"
+    fresh = "all(S[t] != S[t - 1] => rtt[t] == rtt[t - 1] for t in range(1, T))"
+    assert verify(query(threshold_cca(">"), fresh), opts).verdict == "counterexample"
+
+
+def test_the_replay_refuses_a_stale_sample_that_moved() -> None:
+    """A trace whose rtt changes at a step with no new ACK fails the replay (moved
+    within its bucket, so only the staleness rule can catch it)."""
+    q = query(threshold_cca(">"), IN_BUCKET_1, T=6)
+    stale_step = Source("<rtt>", "S[3] == S[2] and qdel_hi[3] == 2")  # step 3 has no new ACK
+    q = replace(q, scenario=replace(q.scenario, assumptions=(stale_step,)))
+    rep = verify(q, RunOptions(timeout_s=120, seed=0))
+    assert isinstance(rep.outcome, Counterexample), rep.outcome
+    tr = rep.outcome.trace
+    fl = tr.flows[0]
+    prog = load_cca("rtt_probe.cca", threshold_cca(">"))
+    assert replay(prog, q.scenario.model, tr).ok
+    t = 3
+    moved = [dict(fl)]
+    moved[0]["rtt"] = list(fl["rtt"])
+    hi = Fraction(fl["qdel_hi"][t])
+    moved[0]["rtt"][t] = hi + Fraction(1, 2) if fl["rtt"][t] != hi + Fraction(1, 2) else hi + Fraction(1, 4)
+    bad = replay(prog, q.scenario.model, replace(tr, flows=moved))
+    assert ("rtt (kept without a new ACK)", t) in [(m.name, m.t) for m in bad.mismatches]
+
 def test_rtt_is_built_only_when_read() -> None:
     """Reading rtt brings the delay buckets; reading only qdel does not build rtt."""
     assert families_needed({"rtt"}) == {"rtt", "qdel"}

@@ -20,7 +20,7 @@ from ccmatic.cli.common import (
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.options import SynthOptions
 from ccmatic.engine.cegis import Synthesizer
-from ccmatic.engine.verify import build_query, query_cca
+from ccmatic.engine.verify import build_query, model_parts_note, query_cca
 from ccmatic.spec.cca import CcaProgram, load_cca
 
 
@@ -47,7 +47,7 @@ def cca_facts(prog: CcaProgram) -> dict[str, Any]:
 
 def facts_text(res: dict[str, Any]) -> str:
     """The text of :func:`cca_facts`, a line each."""
-    sets = " and ".join(n for n in ("rate", "cwnd") if res[f"sets_{n}"])
+    sets = " and ".join(n for n in ("rate", "cwnd") if res[f"sets_{n}"]) or "neither rate nor cwnd"
     reads = ", ".join(f"{n}[t-{k}]" if k else f"{n}[t]" for n, k in res["lags"].items())
     holes = ", ".join(f"?{h} ({n} values)" if n is not None else f"?{h} (domain from the query)"
                       for h, n in res["hole_values"].items())
@@ -76,8 +76,11 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     "before unit checks\n")
         else:
             build_query(q, prog)  # encode without solving: checks the CCA, assumptions and objectives
-            res = {"file": str(p), "ok": True, "kind": "query", "inputs": inputs}
-            text = ""
+            res = {"file": str(p), "ok": True, "kind": "query", "question": q.question,
+                   "model_parts": sorted(q.scenario.parts), "inputs": inputs}
+            text = "".join(f"  {line}\n" for line in [
+                *(["exists question: is there a trace that meets its conditions?"] if q.exists else []),
+                *model_parts_note(q.scenario)])
         text += "".join(f"  {k}: {v}\n" for k, v in inputs.items() if k != "query")
     else:
         prog = _cca(args, args.file)

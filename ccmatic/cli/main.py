@@ -20,8 +20,9 @@ from typing import TextIO
 
 from ccmatic import __version__
 from ccmatic.cli.common import EXIT_INPUT, EXIT_OK, EXIT_UNKNOWN, Parser, common_options
-from ccmatic.core.errors import SpecError
+from ccmatic.core.errors import EngineError, SpecError
 from ccmatic.core.limits import deep_recursion
+from ccmatic.core.results import EXIT_INTERNAL
 from ccmatic.engine.interrupt import Interrupts
 
 # name -> (module, one-line help).  Only the module of the command being run is
@@ -102,6 +103,11 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         except OSError:
             pass
         return EXIT_OK
+    except EngineError as e:  # an internal inconsistency: say so, never as an answer's exit code
+        if debug:
+            raise
+        err.write(f"internal error: {e} (hint: this is a bug in ccmatic; --debug shows the traceback)\n")
+        return EXIT_INTERNAL
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (engine/interrupt.py); what was found is already out
         err.write(stop.describe() + "\n")
         return EXIT_UNKNOWN

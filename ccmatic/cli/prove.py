@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import TextIO
 
 from ccmatic.cli.common import (
@@ -39,7 +38,7 @@ def mark(verdict: str) -> str:
 def proof_text(rep: ProofReport) -> str:
     pr = rep.proof
     consts = ", ".join(f"{k}={v}" for k, v in pr.values().items())
-    lines = [f"{pr.name}: cca {Path(pr.scenario.cca_path).name} on {pr.scenario.model.summary()}, T={pr.T}",
+    lines = [f"{pr.name}: cca {pr.scenario.cca_name} on {pr.scenario.model.summary()}, T={pr.T}",
              f"  constants: {consts or '(none)'}"]
     lines += [f"  {note}" for note in model_parts_note(pr.scenario)]
     for lem in rep.lemmas:

@@ -54,6 +54,9 @@ def settled(status: SynthStatus, undecided: int) -> SynthStatus:
 #: exit codes of every command
 EXIT_CODES: dict[Verdict, int] = {"proved": 0, "counterexample": 1, "unknown": 3}
 EXIT_INPUT = 2
+#: an internal error (a bug of ccmatic's, e.g. an exact re-evaluation that disagrees
+#: with itself): never 0, 1 or 3, so no script reads it as an answer
+EXIT_INTERNAL = 4
 
 Value = Fraction | bool
 

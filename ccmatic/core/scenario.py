@@ -55,7 +55,7 @@ class Scenario:
     assumptions: tuple[Source, ...] = ()
     model_path: str = ""  # the model file it was read from ("": built in code)
     # periodic's form: CCAC's make_periodic (False: the state at the last step equals
-    # the first step's) or every pair of steps K apart (True: the key periodic_all)
+    # the first step's) or step T − K + k equals step k's, k < K (True: periodic_all)
     periodic_all: bool = False
     parts: frozenset[str] = ALL_PARTS
 

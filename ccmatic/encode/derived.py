@@ -70,7 +70,8 @@ def build(tr: SymbolicTrace, families: set[Family]) -> Constraints:
 
 def rtt_samples(tr: SymbolicTrace) -> Constraints:
     """The latest RTT sample per flow and step: the adversary's choice within its delay
-    bucket (:func:`ccmatic.semantics.qdel.rtt_in_bucket`), built only when read."""
+    bucket (:func:`ccmatic.semantics.qdel.rtt_in_bucket`), kept while no new ACK
+    arrives (:func:`ccmatic.semantics.qdel.rtt_kept`), built only when read."""
     out = Constraints()
     series: list[list[z3.ExprRef]] = []
     for f in range(tr.N):
@@ -78,6 +79,9 @@ def rtt_samples(tr: SymbolicTrace) -> Constraints:
         hi = tr.derived["qdel_hi"][f]
         out.add("rtt in its delay bucket", *[qdel.rtt_in_bucket(Z3, hi[t], rtt[t], tr.model.flow_R(f), tr.T)
                                              for t in range(tr.T)])
+        S = tr.S_f[f]
+        out.add("rtt kept without a new ACK", *[qdel.rtt_kept(Z3, S[t], S[t - 1], rtt[t], rtt[t - 1])
+                                                for t in range(1, tr.T)])
         series.append(list(rtt))
     tr.derived["rtt"] = series
     return out

@@ -253,7 +253,8 @@ def periodic(tr: SymbolicTrace, K: int, every: bool = False) -> Constraints:
     flow and the bottleneck queue (A − L − T_A) equal the first step's.  With several
     flows the same ties hold for every bottleneck's queue and, with a FIFO split, each
     flow's part of it (what reached the bottleneck less O).  ``every`` (the key
-    ``periodic_all``): the state ties hold at every pair of steps K apart instead."""
+    ``periodic_all``): the state ties hold between step k and step T − K + k, k < K,
+    instead (the same for K = 1; for K > 1 neither form implies the other)."""
     e = Constraints()
     T = tr.T
     for k in range(K):

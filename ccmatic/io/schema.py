@@ -224,8 +224,8 @@ SCENARIO = Schema("scenario (the keys a query and a proof share)", (
           "steady-state traces as CCAC's make_periodic: cwnd and rate of the last K steps repeat the first K; "
           "the queue, A − L − S and L − Ld at the last step equal the first step's", integer(1)),
     Field("periodic_all", "integer", "1 … T − 1", "none",
-          "a stronger steady state: as periodic, and the queue, A − L − S and L − Ld tied at every pair of "
-          "steps K apart in the first and last K (not with periodic)", integer(1)),
+          "another steady state: cwnd and rate as periodic, and the queue, A − L − S and L − Ld of step "
+          "T − K + k tied to step k's, k < K (not with periodic; for K > 1 neither form implies the other)", integer(1)),
     Field("model_params", "table", "model keys", "none", "overrides of the model's keys", None),
     Field("initial", "table", "see [initial]", "none", "initial conditions at step start", None),
     Field("assume", "list of strings", "formulas", "[]", "assumptions on the trace", None),

@@ -43,3 +43,10 @@ def rtt_in_bucket(d: Domain[V], qdel_hi: V, rtt: V, R: int, T: int) -> V:
     bucketed = d.le(qdel_hi, d.whole(T))
     inside = d.and_([d.le(d.add(qdel_hi, d.whole(R - 1)), rtt), d.lt(rtt, d.add(qdel_hi, d.whole(R)))])
     return d.and_([d.implies(bucketed, inside), d.implies(d.not_(bucketed), d.ge(rtt, d.whole(0)))])
+
+
+def rtt_kept(d: Domain[V], s_now: V, s_before: V, rtt: V, rtt_before: V) -> V:
+    """A step with no new ACK (S did not move) has no new sample: the latest RTT
+    sample is the previous step's, as its delay bucket is (and as the simulator and a
+    real stack report it).  One rule for the encoder and the replay."""
+    return d.implies(d.eq(s_now, s_before), d.eq(rtt, rtt_before))

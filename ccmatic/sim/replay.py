@@ -258,13 +258,18 @@ def _initial_options(code: StepCode, mss: Fraction) -> dict[str, list[Value]]:
 
 def _check_rtt(model: ModelConfig, tr: ConcreteTrace, res: ReplayResult) -> None:
     """The RTT samples are the adversary's choice: each must lie in its delay bucket
-    (:func:`ccmatic.semantics.qdel.rtt_in_bucket`, the rule the encoder asserts)."""
+    and stay put while no new ACK arrives (:func:`ccmatic.semantics.qdel.rtt_in_bucket`,
+    :func:`~ccmatic.semantics.qdel.rtt_kept`: the rules the encoder asserts)."""
     for f, fl in enumerate(tr.flows):
         if "rtt" not in fl:
             continue
+        rtt, S = [_frac(x) for x in fl["rtt"]], [_frac(x) for x in fl["S"]]
         for t in range(tr.T):
-            ok = qdel.rtt_in_bucket(EXACT, _frac(fl["qdel_hi"][t]), _frac(fl["rtt"][t]), model.flow_R(f), tr.T)
+            ok = qdel.rtt_in_bucket(EXACT, _frac(fl["qdel_hi"][t]), rtt[t], model.flow_R(f), tr.T)
             res.compare(f, "rtt (within its delay bucket)", t, fl["rtt"][t], fl["rtt"][t] if ok else None)
+            if t > 0:
+                kept = qdel.rtt_kept(EXACT, S[t], S[t - 1], rtt[t], rtt[t - 1])
+                res.compare(f, "rtt (kept without a new ACK)", t, fl["rtt"][t], fl["rtt"][t] if kept else None)
 
 
 def _replay_network(model: ModelConfig, tr: ConcreteTrace, res: ReplayResult,
