@@ -44,6 +44,7 @@ from ccmatic.core.units import DECLARABLE
 from ccmatic.spec.elaborate import Elaborator
 from ccmatic.spec.source import HOLE_PREFIX, parse, read_source
 from ccmatic.spec.step import HoleValues, StateDecl, StepCode, elaborate_program
+from ccmatic.spec.template_tree import TemplateTree, template_tree
 from ccmatic.spec.typed import BaseScope, Index, Typed
 
 
@@ -64,16 +65,25 @@ class CcaProgram:
     name: str
     source: Source
     states: list[StateDecl]
-    body: list[ast.stmt]
+    body: list[ast.stmt]  # parsed statements, for the step checker (spec.step) only
     sets_rate: bool
     sets_cwnd: bool
     sim_only: bool = False
     holes: dict[str, HoleDecl] = field(default_factory=dict)
+    _template: TemplateTree | None = field(default=None, repr=False)
     _codes: dict[tuple[int, int, int, object], StepCode] = field(default_factory=dict, repr=False)
 
     @property
     def is_template(self) -> bool:
         return bool(self.holes)
+
+    @property
+    def template(self) -> TemplateTree:
+        """A template's checked form for synthesis (:mod:`ccmatic.spec.template_tree`),
+        made at load time; ``body`` is for the step checker only."""
+        if self._template is None:
+            raise ValueError(f"{self.name} is not a template")
+        return self._template
 
     @property
     def outputs(self) -> list[str]:
@@ -156,6 +166,8 @@ def load_cca(path: str | Path, text: str | None = None) -> CcaProgram:
     prog.code(1, 1, 10)  # every error at load time (a specific one, e.g. 'rate == x', first)
     if not prog.sets_rate and not prog.sets_cwnd:
         raise SpecError(Loc(str(path), 1, 1), "the CCA never sets rate or cwnd", "assign 'rate = ...' and/or 'cwnd = ...'")
+    if holes:
+        prog._template = template_tree(prog)
     return prog
 
 

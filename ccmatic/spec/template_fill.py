@@ -1,14 +1,13 @@
 """Concrete CCA files from a template and a candidate's hole values (synthesized
 solutions are valid input of ``verify``), and which holes weight trace terms
-(§4.2.1): both read the template's parsed text, which only the spec layer does."""
+(§4.2.1): both work on the template's checked form (:mod:`ccmatic.spec.template_tree`)."""
 
 from __future__ import annotations
 
-import ast
 from fractions import Fraction
 
+from ccmatic.spec import template_tree as tt
 from ccmatic.spec.cca import CcaProgram
-from ccmatic.spec.source import HOLE_PREFIX
 from ccmatic.spec.step import VISIBLE_PARAMS
 
 Candidate = dict[str, Fraction]
@@ -17,108 +16,123 @@ Candidate = dict[str, Fraction]
 def variable_term_holes(prog: CcaProgram) -> list[str]:
     """Holes that weight a trace-dependent term (a belief, an observation, ...).
     Holes weighting only constants (MSS/R, R) are 'constant-term' holes: a solution
-    blocks all candidates that differ from it only there (§4.2.1)."""
-    const_names = set(VISIBLE_PARAMS)
+    blocks all candidates that differ from it only there (§4.2.1).  Holes are listed
+    in the order they are met, statement by statement, each read level by level."""
     out: list[str] = []
-
-    def trace_dependent(node: ast.AST) -> bool:
-        for n in ast.walk(node):
-            if isinstance(n, ast.Name) and not n.id.startswith(HOLE_PREFIX) and n.id not in const_names:
-                return True
-            if isinstance(n, ast.Subscript):
-                return True
-        return False
-
-    for st in prog.body:
-        for node in ast.walk(st):
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-                for side, other in ((node.left, node.right), (node.right, node.left)):
-                    if isinstance(side, ast.Name) and side.id.startswith(HOLE_PREFIX) and trace_dependent(other):
-                        h = side.id[len(HOLE_PREFIX):]
-                        if h not in out:
-                            out.append(h)
+    for st in prog.template.body:
+        for node in tt.walk(st):
+            if isinstance(node, tt.Bin) and node.op == "*":
+                for side, other in ((node.a, node.b), (node.b, node.a)):
+                    if isinstance(side, tt.Hole) and _trace_dependent(other) and side.name not in out:
+                        out.append(side.name)
     return out
 
 
-def _fmt_frac(v: Fraction) -> ast.expr:
+def _trace_dependent(e: tt.Expr | tt.Stmt) -> bool:
+    """Whether a term reads anything but holes, numbers and fixed parameters (a
+    call or a comprehension counts as reading: its value is left to the check)."""
+    return any(isinstance(n, (tt.Local, tt.Call, tt.Comp)) or (isinstance(n, tt.Read) and (
+        n.index is not None or n.name not in VISIBLE_PARAMS)) for n in tt.walk(e))
+
+
+def _fmt_frac(v: Fraction) -> tt.Expr:
     if v < 0:
-        return ast.UnaryOp(ast.USub(), _fmt_frac(-v))
+        return tt.Unary("-", _fmt_frac(-v))
     if v.denominator == 1:
-        return ast.Constant(v.numerator)
-    return ast.BinOp(ast.Constant(v.numerator), ast.Div(), ast.Constant(v.denominator))
+        return tt.Const(v.numerator)
+    return tt.Bin("/", tt.Const(v.numerator), tt.Const(v.denominator))
 
 
-class _Fill(ast.NodeTransformer):
-    """Replace holes by values and drop zero terms: 0 * x -> 0, x + 0 -> x, 1 * x -> x."""
-
-    def __init__(self, values: Candidate) -> None:
-        self.values = values
-
-    @staticmethod
-    def _val(n: ast.AST) -> Fraction | None:
-        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool):
-            return Fraction(repr(n.value)) if isinstance(n.value, float) else Fraction(n.value)
-        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
-            v = _Fill._val(n.operand)
-            return -v if v is not None else None
-        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div):
-            a, b = _Fill._val(n.left), _Fill._val(n.right)
-            if a is not None and b:
-                return a / b
-        return None
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id.startswith(HOLE_PREFIX):
-            return _fmt_frac(self.values[node.id[len(HOLE_PREFIX):]])
-        return node
-
-    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-        self.generic_visit(node)
-        lv, rv = self._val(node.left), self._val(node.right)
-        if isinstance(node.op, ast.Mult):
-            if lv == 0 or rv == 0:
-                return ast.Constant(0)
-            if lv == 1:
-                return node.right
-            if rv == 1:
-                return node.left
-            if lv == -1:
-                return ast.UnaryOp(ast.USub(), node.right)
-        if isinstance(node.op, ast.Div) and lv == 0:
-            return ast.Constant(0)
-        if isinstance(node.op, ast.Add):
-            if lv == 0:
-                return node.right
-            if rv == 0:
-                return node.left
-            neg = _negated(node.right)
-            if neg is not None:
-                return ast.BinOp(node.left, ast.Sub(), neg)
-        if isinstance(node.op, ast.Sub):
-            if rv == 0:
-                return node.left
-            if lv == 0:
-                return ast.UnaryOp(ast.USub(), node.right)
-        return node
-
-
-def _negated(n: ast.AST) -> ast.expr | None:
-    """For a term written with a leading minus (-x, -2 * x, -x / R), the term without it."""
-    if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
-        return n.operand
-    if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mult, ast.Div)):
-        inner = _negated(n.left)
-        if inner is not None:
-            return ast.BinOp(inner, n.op, n.right)
+def _val(n: tt.Expr) -> Fraction | None:
+    if isinstance(n, tt.Const) and not isinstance(n.value, bool):
+        return Fraction(repr(n.value)) if isinstance(n.value, float) else Fraction(n.value)
+    if isinstance(n, tt.Unary) and n.op == "-":
+        v = _val(n.x)
+        return -v if v is not None else None
+    if isinstance(n, tt.Bin) and n.op == "/":
+        a, b = _val(n.a), _val(n.b)
+        if a is not None and b:
+            return a / b
     return None
+
+
+def _fill(e: tt.Expr, values: Candidate) -> tt.Expr:
+    """Replace holes by values and drop zero terms: 0 * x -> 0, x + 0 -> x, 1 * x -> x."""
+    if isinstance(e, tt.Hole):
+        return _fmt_frac(values[e.name])
+    if isinstance(e, tt.Bin):
+        return _simplify(tt.Bin(e.op, _fill(e.a, values), _fill(e.b, values), e.loc))
+    if isinstance(e, tt.Read):
+        return e if e.index is None else tt.Read(e.name, _fill(e.index, values), e.unit)
+    if isinstance(e, tt.Unary):
+        return tt.Unary(e.op, _fill(e.x, values))
+    if isinstance(e, tt.Compare):
+        return tt.Compare(e.ops, tuple(_fill(x, values) for x in e.items))
+    if isinstance(e, tt.BoolOp):
+        return tt.BoolOp(e.op, tuple(_fill(x, values) for x in e.items))
+    if isinstance(e, tt.IfExp):
+        return tt.IfExp(_fill(e.c, values), _fill(e.a, values), _fill(e.b, values))
+    if isinstance(e, tt.Call):
+        return tt.Call(e.fn, tuple(_fill(x, values) for x in e.args))
+    if isinstance(e, tt.Comp):
+        loops = tuple((v, _fill(it, values), tuple(_fill(i, values) for i in ifs)) for v, it, ifs in e.loops)
+        return tt.Comp(_fill(e.elt, values), loops, e.listed)
+    return e
+
+
+def _simplify(node: tt.Bin) -> tt.Expr:
+    lv, rv = _val(node.a), _val(node.b)
+    if node.op == "*":
+        if lv == 0 or rv == 0:
+            return tt.Const(0)
+        if lv == 1:
+            return node.b
+        if rv == 1:
+            return node.a
+        if lv == -1:
+            return tt.Unary("-", node.b)
+    if node.op == "/" and lv == 0:
+        return tt.Const(0)
+    if node.op == "+":
+        if lv == 0:
+            return node.b
+        if rv == 0:
+            return node.a
+        neg = _negated(node.b)
+        if neg is not None:
+            return tt.Bin("-", node.a, neg)
+    if node.op == "-":
+        if rv == 0:
+            return node.a
+        if lv == 0:
+            return tt.Unary("-", node.b)
+    return node
+
+
+def _negated(n: tt.Expr) -> tt.Expr | None:
+    """For a term written with a leading minus (-x, -2 * x, -x / R), the term without it."""
+    if isinstance(n, tt.Unary) and n.op == "-":
+        return n.x
+    if isinstance(n, tt.Bin) and n.op in ("*", "/"):
+        inner = _negated(n.a)
+        if inner is not None:
+            return tt.Bin(n.op, inner, n.b)
+    return None
+
+
+def _fill_stmt(st: tt.Stmt, values: Candidate) -> tt.Stmt:
+    if isinstance(st, tt.Assign):
+        return tt.Assign(st.name, _fill(st.value, values), st.unit)
+    if isinstance(st, tt.If):
+        return tt.If(_fill(st.cond, values), tuple(_fill_stmt(s, values) for s in st.then),
+                     tuple(_fill_stmt(s, values) for s in st.orelse))
+    return st
 
 
 def fill_template(prog: CcaProgram, values: Candidate, header: str) -> str:
     """A concrete CCA file (valid input of ``ccmatic verify``) for a candidate."""
-    body = [_Fill(values).visit(ast.parse(ast.unparse(st))) for st in prog.body]
+    tree = prog.template
     lines = [f"# {line}" for line in header.splitlines()]
-    for s in prog.states:
-        lines.append(ast.unparse(s.node))
-    for mod in body:
-        lines.append(ast.unparse(ast.fix_missing_locations(mod)))
+    lines.extend(tree.decls)
+    lines.extend(tt.to_source(_fill_stmt(st, values)) for st in tree.body)
     return "\n".join(lines) + "\n"

@@ -9,25 +9,23 @@ Guards are checked-tree conditions (:mod:`ccmatic.spec.ir`) over :class:`~ccmati
 leaves only, so they mean what every other condition means
 (:mod:`ccmatic.semantics.evaluate`); :mod:`ccmatic.encode.template_units` turns
 them into formulas for the CEGIS generator.  The unit of every name and indexed
-read is the one elaboration gives it (:func:`ccmatic.spec.step.read_elaborator`).
+read is the one the step checker gives it, recorded in the template's checked form
+(:mod:`ccmatic.spec.template_tree`), which this analysis walks.
 (A candidate that still fails to type-check is rejected and blocked by the CEGIS
 loop itself.)
 """
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import pairwise
 
 from ccmatic.core.errors import Loc
-from ccmatic.core.quantities import OUTPUTS
 from ccmatic.core.units import Unit, div_units, mul_units
 from ccmatic.spec import ir
+from ccmatic.spec import template_tree as tt
 from ccmatic.spec.cca import CcaProgram
-from ccmatic.spec.source import HOLE_PREFIX
-from ccmatic.spec.step import read_elaborator
 
 Alts = list[tuple[Unit | None, ir.Expr]]
 TRUE = ir.Bool(True)
@@ -46,21 +44,18 @@ class UnitConflicts:
     built: tuple[ir.Expr, ...]
 
 
-def _number(node: ast.AST) -> Fraction | None:
+def _number(node: tt.Expr) -> Fraction | None:
     """The value of a numeric literal (as written: 0.1 is 1/10)."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+    if isinstance(node, tt.Const):
         return Fraction(repr(node.value)) if isinstance(node.value, float) else Fraction(node.value)
     return None
 
 
 class _Analyzer:
-    def __init__(self, prog: CcaProgram) -> None:
-        self.prog = prog
-        self.reads = read_elaborator(prog)
+    def __init__(self) -> None:
         self.forbidden: list[ir.Expr] = []
         self.built: list[ir.Expr] = []
         self.env: dict[str, Alts] = {}
-        self.state_units = {s.name: s.unit for s in prog.states}
 
     # -- helpers -----------------------------------------------------------------
     def make(self, e: ir.Expr) -> ir.Expr:
@@ -83,104 +78,94 @@ class _Analyzer:
                 out.setdefault(u, []).append(c)
         return [(u, self.make(ir.Logic("or", tuple(cs))) if len(cs) > 1 else cs[0]) for u, cs in out.items()]
 
-    def loc(self, node: ast.AST) -> Loc:
-        return self.prog.source.node_loc(node)
-
-    def hole_term(self, node: ast.AST) -> ir.Expr | None:
+    def hole_term(self, node: tt.Expr) -> ir.Expr | None:
         """The node as a linear term over holes and numbers, if it is one."""
-        if isinstance(node, ast.Name) and node.id.startswith(HOLE_PREFIX):
-            return self.make(ir.Hole(node.id[len(HOLE_PREFIX):]))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            h = self.hole_term(node.operand)
+        if isinstance(node, tt.Hole):
+            return self.make(ir.Hole(node.name))
+        if isinstance(node, tt.Unary) and node.op == "-":
+            h = self.hole_term(node.x)
             return self.make(ir.Neg(h)) if h is not None else None
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
-            h, v = self.hole_term(node.left), _number(node.right)
+        if isinstance(node, tt.Bin) and node.op in ("*", "/"):
+            loc = node.loc or Loc("")
+            h, v = self.hole_term(node.a), _number(node.b)
             if h is not None and v is not None:
-                if isinstance(node.op, ast.Mult):
-                    return self.make(ir.Arith("mul", h, ir.Num(v), self.loc(node)))
-                return self.make(ir.Arith("div", h, ir.Num(v), self.loc(node))) if v else None
-            h, v = self.hole_term(node.right), _number(node.left)
-            if h is not None and isinstance(node.op, ast.Mult) and v is not None:
-                return self.make(ir.Arith("mul", h, ir.Num(v), self.loc(node)))
+                if node.op == "*":
+                    return self.make(ir.Arith("mul", h, ir.Num(v), loc))
+                return self.make(ir.Arith("div", h, ir.Num(v), loc)) if v else None
+            h, v = self.hole_term(node.b), _number(node.a)
+            if h is not None and node.op == "*" and v is not None:
+                return self.make(ir.Arith("mul", h, ir.Num(v), loc))
         return None
 
     def nonzero(self, h: ir.Expr, alts: Alts) -> Alts:
         return [(u, self.both(g, self.make(ir.Cmp("ne", h, ir.Num(Fraction(0)))))) for u, g in alts]
 
     # -- expressions ---------------------------------------------------------------
-    def read(self, node: ast.Name | ast.Subscript) -> Alts:
-        """A name or indexed read: a temporary's alternatives, else its elaborated unit."""
-        if isinstance(node, ast.Name) and node.id.startswith(HOLE_PREFIX):
-            return [(None, TRUE)]
-        if isinstance(node, ast.Name) and node.id in self.env:
-            return self.env[node.id]
-        return [(self.reads.expr(node).unit, TRUE)]
-
-    def alts(self, node: ast.AST) -> Alts:
-        if isinstance(node, (ast.Name, ast.Subscript)):
-            return self.read(node)
-        if isinstance(node, ast.UnaryOp):
-            a = self.alts(node.operand)
-            return [(None, TRUE)] if isinstance(node.op, ast.Not) else a
-        if isinstance(node, ast.BinOp):
+    def alts(self, node: tt.Expr) -> Alts:
+        if isinstance(node, tt.Read):  # its unit as the step checker resolves it
+            return [(node.unit, TRUE)]
+        if isinstance(node, tt.Local):
+            return self.env[node.name]
+        if isinstance(node, tt.Unary):
+            a = self.alts(node.x)
+            return [(None, TRUE)] if node.op == "not" else a
+        if isinstance(node, tt.Bin):
             return self.binop(node)
-        if isinstance(node, ast.Compare):
-            parts = [self.alts(node.left)] + [self.alts(c) for c in node.comparators]
+        if isinstance(node, tt.Compare):
+            parts = [self.alts(c) for c in node.items]
             for x, y in pairwise(parts):
                 self.conflict(x, y)
             return [(None, TRUE)]
-        if isinstance(node, ast.BoolOp):
-            for v in node.values:
+        if isinstance(node, tt.BoolOp):
+            for v in node.items:
                 self.alts(v)
             return [(None, TRUE)]
-        if isinstance(node, ast.IfExp):
-            self.alts(node.test)
-            a, b = self.alts(node.body), self.alts(node.orelse)
+        if isinstance(node, tt.IfExp):
+            self.alts(node.c)
+            a, b = self.alts(node.a), self.alts(node.b)
             self.conflict(a, b)
             return self.merge(a, b)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max", "abs"):
+        if isinstance(node, tt.Call) and node.fn in tt.UNIT_CALLS:
             groups = [self.alts(a) for a in node.args]
             for i in range(len(groups)):
                 for j in range(i + 1, len(groups)):
                     self.conflict(groups[i], groups[j])
             return self.merge(*groups) if groups else [(None, TRUE)]
-        return [(None, TRUE)]  # constants; comprehensions etc.: left to the per-candidate check
+        return [(None, TRUE)]  # holes, constants; comprehensions etc.: left to the per-candidate check
 
-    def binop(self, node: ast.BinOp) -> Alts:
-        if isinstance(node.op, (ast.Add, ast.Sub)):
-            a, b = self.alts(node.left), self.alts(node.right)
+    def binop(self, node: tt.Bin) -> Alts:
+        if node.op in ("+", "-"):
+            a, b = self.alts(node.a), self.alts(node.b)
             self.conflict(a, b)
             return self.merge(a, b)
-        if isinstance(node.op, ast.Mult):
-            ha, hb = self.hole_term(node.left), self.hole_term(node.right)
+        if node.op == "*":
+            ha, hb = self.hole_term(node.a), self.hole_term(node.b)
             if ha is not None and hb is None:
-                return self.nonzero(ha, self.alts(node.right))
+                return self.nonzero(ha, self.alts(node.b))
             if hb is not None and ha is None:
-                return self.nonzero(hb, self.alts(node.left))
-            return [(mul_units(ua, ub), self.both(ga, gb)) for ua, ga in self.alts(node.left) for ub, gb in self.alts(node.right)]
-        if isinstance(node.op, ast.Div):
-            return [(div_units(ua, ub), self.both(ga, gb)) for ua, ga in self.alts(node.left) for ub, gb in self.alts(node.right)]
+                return self.nonzero(hb, self.alts(node.a))
+            return [(mul_units(ua, ub), self.both(ga, gb)) for ua, ga in self.alts(node.a) for ub, gb in self.alts(node.b)]
+        if node.op == "/":
+            return [(div_units(ua, ub), self.both(ga, gb)) for ua, ga in self.alts(node.a) for ub, gb in self.alts(node.b)]
         return [(None, TRUE)]
 
     # -- statements ------------------------------------------------------------------
-    def run(self, stmts: list[ast.stmt]) -> None:
+    def run(self, stmts: tuple[tt.Stmt, ...]) -> None:
         for st in stmts:
-            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
-                name = st.targets[0].id
+            if isinstance(st, tt.Assign):
                 a = self.alts(st.value)
-                want = OUTPUTS.get(name) or self.state_units.get(name)
-                if want is not None:
-                    self.conflict(a, [(want, TRUE)])
+                if st.unit is not None:
+                    self.conflict(a, [(st.unit, TRUE)])
                 else:
-                    self.env[name] = self.merge(self.env.get(name, []), a) if name in self.env else a
-            elif isinstance(st, ast.If):
-                self.alts(st.test)
-                self.run(st.body)
+                    self.env[st.name] = self.merge(self.env.get(st.name, []), a) if st.name in self.env else a
+            elif isinstance(st, tt.If):
+                self.alts(st.cond)
+                self.run(st.then)
                 self.run(st.orelse)
 
 
 def unit_conflicts(prog: CcaProgram) -> UnitConflicts:
     """The template's unit conflicts (:class:`UnitConflicts`)."""
-    an = _Analyzer(prog)
-    an.run(prog.body)
+    an = _Analyzer()
+    an.run(prog.template.body)
     return UnitConflicts(tuple(an.forbidden), tuple(an.built))
