@@ -17,7 +17,6 @@ from ccmatic.cli.common import (
     print_warnings,
     scenario_inputs,
 )
-from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.options import SynthOptions
 from ccmatic.engine.cegis import Synthesizer
 from ccmatic.engine.verify import build_query, model_parts_note, query_cca
@@ -25,11 +24,9 @@ from ccmatic.spec.cca import CcaProgram, load_cca
 
 
 def _cca(args: argparse.Namespace, name: str) -> CcaProgram:
-    lib = library(args)
-    found = lib.find("templates", name)
-    if found is None and not Path(name).exists():
-        raise SpecError(Loc(name), "CCA file not found", lib.not_found_hint("templates", name))
-    return load_cca(found or Path(name))
+    if Path(name).is_dir():
+        return load_cca(Path(name))  # the reader says why it is refused
+    return load_cca(library(args).require("templates", name))
 
 
 def cca_facts(prog: CcaProgram) -> dict[str, Any]:

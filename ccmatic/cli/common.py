@@ -121,11 +121,7 @@ def resolve_query(args: argparse.Namespace, name: str) -> Path:
     if Path(name).suffix == ".cca":
         raise SpecError(Loc(name), "this is a CCA file, not a query",
                         "write a query .toml that names it (cca = \"...\"), or use 'ccmatic check' on the CCA")
-    lib = library(args)
-    p = lib.find("queries", name)
-    if p is None:
-        raise SpecError(Loc(name), "query file not found", lib.not_found_hint("queries", name))
-    return p
+    return library(args).require("queries", name)
 
 
 def limits(args: argparse.Namespace) -> Limits:
@@ -176,10 +172,7 @@ def frac_arg(flag: str, text: str) -> Fraction:
 def load_proof_arg(args: argparse.Namespace) -> tuple[Proof, Library]:
     """The proof named on the command line, with --set overrides and --T."""
     lib = library(args)
-    p = lib.find("proofs", args.proof)
-    if p is None:
-        raise SpecError(Loc(args.proof), "proof file not found", lib.not_found_hint("proofs", args.proof))
-    proof = load_proof(p, lib, limits(args))
+    proof = load_proof(lib.require("proofs", args.proof), lib, limits(args))
     overrides: dict[str, Fraction] = {}
     for item in getattr(args, "set", None) or []:
         if "=" not in item:

@@ -20,7 +20,6 @@ from ccmatic.cli.common import (
     scenario_inputs,
     solver_options,
 )
-from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import PLOT_SUFFIXES, output_file
 from ccmatic.core.results import Counterexample
 from ccmatic.engine.verify import query_cca, verify
@@ -35,10 +34,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
     q = load_query_arg(args, args.query)
     if args.cca:
-        lib = library(args)
-        found = lib.find("templates", args.cca)
-        if found is None:
-            raise SpecError(Loc(args.cca), "CCA file not found", lib.not_found_hint("templates", args.cca))
+        found = library(args).require("templates", args.cca)
         q = replace(q, scenario=replace(q.scenario, cca_path=str(found), cca_text=read_source(found, "CCA file")))
 
     def progress() -> None:  # only once encoded, so that an input error stays one line

@@ -26,7 +26,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ccmatic.core.errors import Loc, SpecError
+
 KINDS = {"models": ".toml", "templates": ".cca", "queries": ".toml", "proofs": ".toml", "objectives": ".toml"}
+#: what a file of each kind is called in an error line
+NOUNS = {"models": "model", "templates": "CCA", "queries": "query", "proofs": "proof", "objectives": "objective library"}
 PACKAGED = "packaged"
 PATH_GIVEN = "path given"  # the origin of a file outside every library folder
 
@@ -127,6 +131,14 @@ class Library:
     def not_found_hint(self, kind: str, name: str) -> str:
         """The hint of a "not found" error: did you mean, else where to look."""
         return self.suggest(kind, name) or "give a path, or a name from 'ccmatic list'"
+
+    def require(self, kind: str, name: str) -> Path:
+        """:meth:`find`, or the one-line error a command gives for a name on its
+        command line ("CCA file not found (hint: did you mean ...)")."""
+        found = self.find(kind, name)
+        if found is None:
+            raise SpecError(Loc(name), f"{NOUNS[kind]} file not found", self.not_found_hint(kind, name))
+        return found
 
 
 def _in_root(root: Path, kind: str, name: str) -> Path | None:

@@ -126,10 +126,7 @@ def check_buffer(b: float, bdp: float, mss: float) -> None:
 
 
 def load_sim_cca(lib: Library, name: str) -> CcaProgram:
-    p = lib.find("templates", name)
-    if p is None:
-        raise SpecError(Loc(name), "CCA file not found", lib.not_found_hint("templates", name))
-    prog = load_cca(p)
+    prog = load_cca(lib.require("templates", name))
     if prog.is_template:
         first = next(iter(prog.holes.values()))
         raise SpecError(first.loc, f"'{prog.name}' is a template with holes", "simulate a concrete CCA (a synth solution)")
