@@ -88,19 +88,19 @@ def test_bbr_low_utilization_trace() -> None:
     assert tr.aggregate["bq"][0] == tr.aggregate["bq"][T - 1]
 
 
-def _verdict(name: str, expr: str) -> str:
-    """The verdict of queries/verify/NAME.toml with its objective replaced by ``expr``."""
+def _verdict(name: str, expr: str, compose: bool | None = None) -> str:
+    """The verdict of queries/verify/NAME.toml with its objective replaced by ``expr``
+    (and, given ``compose``, on the composing or the non-composing model)."""
     q = _load(ROOT / "queries" / "verify" / f"{name}.toml")
     obj = Objective("expr", {}, Loc("<test>"), Source("<test>", expr), "property")
+    if compose is not None:
+        q = replace(q, scenario=replace(q.scenario, model=replace(q.model, compose=compose)))
     return verify(replace(q, objectives=(obj,)), OPTS).verdict
 
 
 def _bbr_util(compose: bool, bar: str) -> str:
     """bbr-ccac-lowutil on the (non-)composing model, asking for utilization >= bar·C·T."""
-    q = _load(ROOT / "queries" / "verify" / "bbr-ccac-lowutil.toml")
-    obj = Objective("expr", {}, Loc("<test>"), Source("<test>", f"S[T-1] - S[0] >= {bar} * C * T"), bar)
-    model = replace(q.model, compose=compose)
-    return verify(replace(q, scenario=replace(q.scenario, model=model), objectives=(obj,)), OPTS).verdict
+    return _verdict("bbr-ccac-lowutil", f"S[T-1] - S[0] >= {bar} * C * T", compose)
 
 
 @pytest.mark.parametrize(("compose", "holds", "fails"), [(True, "0", "1/1000"), (False, "2/5", "41/100")],
