@@ -19,6 +19,7 @@ from ccmatic.engine.tradeoff import compute
 from ccmatic.io.charts import bench_figure, tradeoff_figure
 from ccmatic.io.contract_plots import contract_figure
 from ccmatic.io.figures import flow_labels, log_ticks
+from ccmatic.io.growth import bench_growth
 from ccmatic.io.sim_plots import grid_figure, run_figure
 from ccmatic.sim.fine import simulate
 from ccmatic.sim.links import Link
@@ -220,5 +221,22 @@ def test_tradeoff_plot_lists_only_drawn_curves() -> None:
         assert len(ax.get_lines()) == 1
         assert any("f(C) = 0 not drawn" in t.get_text() for t in fig.texts)
         _assert_legends_outside(fig)
+    finally:
+        _close(fig)
+
+
+def test_bench_plot_draws_the_fit_and_names_its_factor() -> None:
+    """With a fit, a query's legend entry gives its factor per step of T, and the
+    fitted exponential is drawn through its horizons."""
+    rows = [{"query": "q/a.toml", "kind": "verify", "T": T, "process_s": 0.1 * 1.8 ** T, "encode_s": 0.01,
+             "solve_s": 0.05 * 1.8 ** T, "verdict": "proved"} for T in (10, 15, 20)]
+    fits = bench_growth(rows)
+    fig = bench_figure(rows, fits)
+    try:
+        texts = _legend_texts(fig)
+        assert "a (x1.80 per step of T)" in texts and "exponential fit of the process wall" in texts
+        wide = [ln for ln in fig.axes[0].get_lines() if ln.get_linewidth() == 4]
+        assert len(wide) == 1 and [float(y) for y in wide[0].get_ydata()] == pytest.approx(
+            [r["process_s"] for r in rows])
     finally:
         _close(fig)

@@ -31,6 +31,7 @@ from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import output_file
 from ccmatic.engine.verify import query_cca
 from ccmatic.io.charts import plot_bench
+from ccmatic.io.growth import MIN_POINTS, bench_growth
 from ccmatic.io.toml import TomlDoc
 
 
@@ -123,7 +124,8 @@ def row_of(kind: str, p: Path, m: dict[str, Any]) -> dict[str, Any]:
                            "process_all_s": m["process_all_s"], "wall_s": r.get("time_s"), "T": r.get("T")}
     if kind == "verify":  # an exists question's expect is in its own words (answer)
         row.update(verdict=r["verdict"], expect=r.get("expect"), encode_s=r.get("encode_s"),
-                   solve_s=r.get("solve_s"), ok=r.get("expect") in (None, r.get("answer", r["verdict"])))
+                   solve_s=r.get("solve_s"), n_constraints=r.get("n_constraints"),
+                   ok=r.get("expect") in (None, r.get("answer", r["verdict"])))
         if "answer" in r:
             row["answer"] = r["answer"]
     elif kind == "prove":
@@ -144,7 +146,8 @@ def line_of(row: dict[str, Any]) -> str:
     name, kind = f"{Path(row['query']).stem} T={row['T']}", row["kind"]
     head = f"{name:32s} process {row['process_s']:7.2f}s  in-process {row['wall_s'] or 0:7.2f}s  "
     if kind == "verify":
-        tail = f"{row.get('answer', row['verdict']):15s} encode {row['encode_s']:6.2f}s  solve {row['solve_s']:7.2f}s"
+        tail = (f"{row.get('answer', row['verdict']):15s} encode {row['encode_s']:6.2f}s  solve {row['solve_s']:7.2f}s"
+                f"  {row['n_constraints']} asserts")
         miss = "" if row["ok"] else f"  (expected {row['expect']})"
     elif kind == "prove":
         slow = max(row["lemmas"].items(), key=lambda kv: kv[1][1], default=("-", ["", 0.0]))
@@ -176,10 +179,14 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if workers and kind == "synth":
                 row["parallel"] = _bench_parallel(args, p, workers, float(row["process_s"]), out)
             rows.append(row)
+    fits = bench_growth(rows) if len(horizons) >= MIN_POINTS else []
+    if not args.json:
+        out.writelines(f"fit {g.text()}\n" for g in fits)
     if args.plot:
-        plot_bench(rows, args.plot)
+        plot_bench(rows, args.plot, fits)
     if args.json:
         out.write(json.dumps({"rows": rows, "repeat": args.repeat,
+                              **({"fits": [g.json() for g in fits]} if fits else {}),
                               "total_process_s": round(sum(r["process_s"] for r in rows), 3),
                               **({"plot": args.plot} if args.plot else {})}, indent=2) + "\n")
     elif args.plot:

@@ -4,12 +4,14 @@ and ``ccmatic tradeoff --plot`` (F⁻¹(C) against C, thesis Fig. 4.4)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from ccmatic.engine.tradeoff import Tradeoff
 from ccmatic.io.figures import legend_right, pyplot, readable_log_ticks, save
+from ccmatic.io.growth import Growth
 
 #: the in-process phases a row of each kind has: (key, legend name, line style)
 PHASES = {"verify": (("encode_s", "encode", ":"), ("solve_s", "solve", "--")),
@@ -17,15 +19,17 @@ PHASES = {"verify": (("encode_s", "encode", ":"), ("solve_s", "solve", "--")),
                     ("reverify_s", "re-verify", "--"))}
 
 
-def plot_bench(rows: list[dict[str, Any]], path: str | Path) -> Path:
+def plot_bench(rows: list[dict[str, Any]], path: str | Path, fits: Sequence[Growth] = ()) -> Path:
     """:func:`bench_figure`, written to ``path``."""
-    return save(bench_figure(rows), path, dpi=120)
+    return save(bench_figure(rows, fits), path, dpi=120)
 
 
-def bench_figure(rows: list[dict[str, Any]]) -> Any:
+def bench_figure(rows: list[dict[str, Any]], fits: Sequence[Growth] = ()) -> Any:
     """For each query (a colour), the process wall (solid, dots) and its in-process
-    phases (a line style each) against T, on a log axis.  A phase measured as 0 s
-    cannot sit on a log axis: it is left out, and a note under the axes says where."""
+    phases (a line style each) against T, on a log axis; with a fit of its process
+    wall (``fits``), that exponential (thin, wide) and its factor per step in the legend.
+    A phase measured as 0 s cannot sit on a log axis: it is left out, and a note under
+    the axes says where."""
     from matplotlib.lines import Line2D
 
     plt = pyplot()
@@ -39,8 +43,12 @@ def bench_figure(rows: list[dict[str, Any]]) -> Any:
         rs = sorted(rs, key=lambda r: int(r["T"]))
         Ts = [int(r["T"]) for r in rs]
         wall = [float(r["process_s"]) for r in rs]
-        qh += ax.plot(Ts, wall, f"C{i}-", marker="o", label=name)
+        fit = next((g for g in fits if g.name == name), None)
+        label = name if fit is None else f"{name} (x{fit.factor:.2f} per step of T)"
+        qh += ax.plot(Ts, wall, f"C{i}-", marker="o", label=label)
         ys += wall
+        if fit is not None:
+            ax.plot(Ts, [fit.exponential_at(T) for T in Ts], f"C{i}-", lw=4, alpha=0.25)
         for key, label, style in PHASES.get(rs[0]["kind"], ()):
             if not all(r.get(key) is not None for r in rs):
                 continue
@@ -58,7 +66,8 @@ def bench_figure(rows: list[dict[str, Any]]) -> Any:
     ax.set_ylabel("seconds (log scale)")
     ax.grid(True, which="both", alpha=0.3)
     process = Line2D([], [], color="k", marker="o", label="process wall (start to exit)")
-    legend_right(ax, [*qh, process, *styles.values()])
+    fitted = [Line2D([], [], color="k", lw=4, alpha=0.25, label="exponential fit of the process wall")] if fits else []
+    legend_right(ax, [*qh, process, *fitted, *styles.values()])
     ax.set_title("ccmatic bench: time against the horizon T\n(on the machine and load of this run)", fontsize=10)
     if zeros:
         fig.text(0.01, 0.01, "0 s, not drawn on the log axis: " + "; ".join(zeros[:6])

@@ -121,7 +121,7 @@ def verify_json(rep: VerifyReport) -> dict[str, Any]:
     out: dict[str, Any] = {
         "query": rep.query.path, "verdict": rep.verdict, "T": rep.query.T,
         "time_s": round(rep.encode_s + rep.solve_s, 4), "encode_s": round(rep.encode_s, 4),
-        "solve_s": round(rep.solve_s, 4),
+        "solve_s": round(rep.solve_s, 4), "n_constraints": rep.n_constraints,
     }
     out["objectives"] = [c.json() for c in rep.objectives]
     if isinstance(o, Counterexample):
