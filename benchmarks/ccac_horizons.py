@@ -2,7 +2,7 @@
 ccmatic, side by side (issue 26).
 
     python benchmarks/ccac_horizons.py --ccac DIR [--horizons 10,15,20,30] [--rows NAME,...]
-        [--repeat N] [--limit S] [--json FILE] [--markdown FILE]
+        [--repeat N] [--once-from T] [--limit S] [--json FILE] [--markdown FILE]
 
 ``--ccac DIR`` is a checkout of CCAC (github.com/venkatarun95/ccac, with its
 ``pyz3_utils`` filled in) that the user provides; nothing of it is copied here.  For
@@ -27,7 +27,7 @@ seconds and assertion count (the asserts of the deciding check); both verdicts (
 CCAC's words: sat = a witness, unsat = none), which must agree; and the speed-up
 (CCAC's process wall over ccmatic's).  Walls are medians of ``--repeat`` runs.  A run
 over ``--limit`` seconds is stopped (its whole process group) and reported as over the
-limit; that side is then not run at larger T.
+limit; that side is then neither repeated nor run at larger T.
 
 Two rows are ccmatic's only (see ``ROWS``): CCAC has no CCA of their names.
 """
@@ -236,16 +236,23 @@ def finish(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def over(runs: list[dict[str, Any]]) -> bool:
+    return any(r["verdict"] == "over limit" for r in runs)
+
+
 def measure(args: argparse.Namespace, name: str, T: int, skip: set[tuple[str, str]]) -> dict[str, Any]:
-    """One row: ``--repeat`` times CCAC then ccmatic (interleaved), medians."""
+    """One row: ``--repeat`` times (once from ``--once-from`` on) CCAC then ccmatic
+    (interleaved), medians."""
     spec = ROWS[name]
     with_ccac = spec.ccac and (name, "ccac") not in skip
     with_ccmatic = (name, "ccmatic") not in skip
-    cc_runs, cm_runs = [], []
-    for _ in range(args.repeat):
-        if with_ccac:
+    repeat = 1 if args.once_from is not None and T >= args.once_from else args.repeat
+    cc_runs: list[dict[str, Any]] = []
+    cm_runs: list[dict[str, Any]] = []
+    for _ in range(repeat):  # a run over the limit is not repeated
+        if with_ccac and not over(cc_runs):
             cc_runs.append(run_ccac(args.ccac, name, T, args.limit))
-        if with_ccmatic:
+        if with_ccmatic and not over(cm_runs):
             cm_runs.append(run_ccmatic(spec.query, T, args.limit))
     skipped = {"verdict": "not run (over the limit at a smaller T)"}
     row: dict[str, Any] = {"row": name, "query": spec.query, "T": T,
@@ -288,9 +295,11 @@ def text_line(row: dict[str, Any]) -> str:
 
 
 def markdown(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
+    once = f" --once-from {args.once_from}" if args.once_from is not None else ""
     cmd = (f"`python benchmarks/ccac_horizons.py --ccac CCAC --horizons {args.horizons} --repeat {args.repeat}"
-           f" --limit {args.limit:g}`")
-    head = [f"{cmd}: seconds, walls the median of {args.repeat} run(s), CCAC and ccmatic one after the other per row.",
+           f"{once} --limit {args.limit:g}`")
+    runs = f"{args.repeat} run(s)" + (f" (one from T = {args.once_from})" if once else "")
+    head = [f"{cmd}: seconds, walls the median of {runs}, CCAC and ccmatic one after the other per row.",
             "",
             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     body = ["| " + " | ".join(cells(r)) + " |" for r in rows]
@@ -321,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--horizons", default="10,15,20,30", help="horizons T, e.g. 10,15,20,30")
     ap.add_argument("--rows", default=",".join(ROWS), help=f"rows to run (default all: {','.join(ROWS)})")
     ap.add_argument("--repeat", type=int, default=1, metavar="N", help="runs per row and side (median)")
+    ap.add_argument("--once-from", type=int, default=None, metavar="T",
+                    help="run horizons from T on only once (the long rows)")
     ap.add_argument("--limit", type=float, default=1800, metavar="S", help="seconds per run (default 1800)")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     ap.add_argument("--markdown", metavar="FILE", help="also write the table as markdown")

@@ -93,3 +93,27 @@ def test_ccac_driver_rows_name_existing_queries() -> None:
     for name, row in ccac_horizons.ROWS.items():
         assert (ROOT / row.query).is_file(), name
         assert row.ccac or row.note, name  # a ccmatic-only row says why
+
+
+def test_ccac_driver_does_not_repeat_a_run_over_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A side over the limit is run once, and not at a larger T; the other side is
+    repeated (median) and goes on; --once-from runs long horizons once."""
+    calls: list[tuple[str, int]] = []
+
+    def fake_ccac(_dir: Path, name: str, T: int, limit: float) -> dict[str, object]:
+        calls.append(("ccac", T))
+        return {"wall_s": limit + 1, "verdict": "over limit"} if T >= 15 else {"wall_s": 2.0, "verdict": "sat"}
+
+    def fake_ccmatic(query: str, T: int, limit: float) -> dict[str, object]:
+        calls.append(("ccmatic", T))
+        return {"wall_s": float(len(calls)), "verdict": "witness"}
+
+    monkeypatch.setattr(ccac_horizons, "run_ccac", fake_ccac)
+    monkeypatch.setattr(ccac_horizons, "run_ccmatic", fake_ccmatic)
+    args = ccac_horizons.argparse.Namespace(ccac=Path("."), repeat=3, once_from=30, limit=10.0)
+    skip: set[tuple[str, str]] = set()
+    rows = [ccac_horizons.measure(args, "bbr_low_util", T, skip) for T in (10, 15, 20, 30)]
+    assert calls.count(("ccac", 10)) == 3 and calls.count(("ccac", 15)) == 1
+    assert ("ccac", 20) not in calls and calls.count(("ccmatic", 20)) == 3 and calls.count(("ccmatic", 30)) == 1
+    assert rows[0]["agree"] is True and len(rows[0]["ccmatic"]["wall_all_s"]) == 3
+    assert rows[1]["ccac"]["verdict"] == "over limit" and rows[2]["ccac"]["verdict"].startswith("not run")
