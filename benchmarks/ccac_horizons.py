@@ -280,13 +280,15 @@ def cells(row: dict[str, Any]) -> list[str]:
     cc, cm = row["ccac"] or {}, row["ccmatic"]
     speed = f"{row['speedup']:.1f}x" if row.get("speedup") else "–"
     return [row["row"], str(row["T"]), _s(cc.get("wall_s")), _s(cc.get("query_s")), _s(cc.get("check_s")),
-            _s(cc.get("assertions")), cc.get("verdict", "(CCAC has no such CCA)"), _s(cm.get("wall_s")),
+            _s(cc.get("assertions")), cc.get("verdict", "(ccmatic only)"), _s(cm.get("wall_s")),
             _s(cm.get("encode_s")), _s(cm.get("solve_s")), _s(cm.get("assertions")), cm["verdict"], speed]
 
 
 def text_line(row: dict[str, Any]) -> str:
     c = cells(row)
-    line = (f"{c[0]:20s} T={c[1]:>3s}  CCAC {c[2]:>8s}s (run_query {c[3]}, check {c[4]}, {c[5]} asserts) {c[6]:11s}"
+    ccac = f"CCAC {c[2]:>8s}s (run_query {c[3]}, check {c[4]}, {c[5]} asserts) {c[6]:11s}" if row["ccac"] else \
+        f"{'CCAC: none (ccmatic only)':67s}"
+    line = (f"{c[0]:20s} T={c[1]:>3s}  {ccac}"
             f"  ccmatic {c[7]:>7s}s (encode {c[8]}, solve {c[9]}, {c[10]} asserts) {c[11]:11s}  {c[12]}")
     if row.get("agree") is False:
         line += "\n  !!! VERDICTS DISAGREE: CCAC {} , ccmatic {} !!!".format(row["ccac"]["verdict"],
