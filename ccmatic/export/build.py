@@ -45,7 +45,7 @@ def missing(load: bool = False) -> str | None:
 
 
 def _run(cmd: list[str], what: str, **kw: object) -> subprocess.CompletedProcess[str]:
-    res = subprocess.run(cmd, capture_output=True, text=True, **kw)  # type: ignore[call-overload]
+    res = subprocess.run(cmd, check=False, capture_output=True, text=True, **kw)  # type: ignore[call-overload]
     if res.returncode != 0:
         text = (res.stderr or res.stdout).strip()
         first = next((ln for ln in text.splitlines() if "error" in ln.lower()), text.splitlines()[0] if text else "")
@@ -157,4 +157,4 @@ def smoke(name: str, seconds: int = 5) -> dict[str, object]:
                 "retransmits": end["sum_sent"].get("retransmits"), "seconds": seconds}
     finally:
         for ns in (srv, cli):
-            subprocess.run([*ip, "netns", "del", ns], capture_output=True)
+            subprocess.run([*ip, "netns", "del", ns], check=False, capture_output=True)

@@ -181,8 +181,8 @@ def ca_name(stem: str) -> str:
 def bpf_source(g: Generated, s: Settings, name: str, rtprop_us: int | None) -> str:
     """The kernel program: ``rtprop_us`` None measures the RTprop as the minimum RTT."""
     outs = [n for n, _ in g.outputs]
-    rate = f"rate = st->o_rate[0];" if "rate" in outs else ""
-    cwnd = f"cwnd = st->o_cwnd[0];" if "cwnd" in outs else ""
+    rate = "rate = st->o_rate[0];" if "rate" in outs else ""
+    cwnd = "cwnd = st->o_cwnd[0];" if "cwnd" in outs else ""
     mss_fx = "((s64)mss << CCM_SHIFT)"
     # without a window the rate alone limits sending: two steps' worth of packets, and 4
     cwnd_pkts = (f"(u64)(cwnd / {mss_fx})" if "cwnd" in outs else f"(u64)(2 * rate / {mss_fx}) + 4")

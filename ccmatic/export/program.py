@@ -164,15 +164,15 @@ def _pack(lines: list[str], temp: str) -> list[str]:
         reads = {m.group(1) for m in ref.finditer(rhs)}
         rhs = ref.sub(lambda m: f"{temp}[{slot[m.group(1)]}]", rhs)
         free += [slot[t] for t in reads if last[t] == i]
-        m = ref.fullmatch(lhs)
-        if m is not None:
-            if m.group(1) not in last:
+        target = ref.fullmatch(lhs)
+        if target is not None:
+            if target.group(1) not in last:
                 continue  # never read
             if not free:
                 free.append(used)
                 used += 1
-            slot[m.group(1)] = free.pop()
-            lhs = f"{temp}[{slot[m.group(1)]}]"
+            slot[target.group(1)] = free.pop()
+            lhs = f"{temp}[{slot[target.group(1)]}]"
         out.append(f"{lhs} = {rhs}")
     return out
 

@@ -76,7 +76,7 @@ class Reference:
                                      BeliefTimeouts(period=P, guard=None, invalid=True, max_expand=Fraction(2)),
                                      window=s.window)
         ser = self.ser
-        self.series = beliefs.FlowSeries(ser["A"], ser["S"], self.L, ser["Ld"])  # type: ignore[arg-type]
+        self.series = beliefs.FlowSeries(ser["A"], ser["S"], self.L, ser["Ld"])
         lo0 = Fraction(mss)
         self.state: beliefs.RateState[Fraction] = beliefs.RateState([lo0], [lo0 * 10 ** 9], [k == 0 for k in range(P)])
         self.cl: list[Fraction] = [lo0]
@@ -91,12 +91,12 @@ class Reference:
         st, D = self.state, self.s.D
         if en > 0:
             if self.rate:
-                beliefs.rate_step(EXACT, self.names, self.rule, self.series, st, en, 0)  # type: ignore[arg-type]
+                beliefs.rate_step(EXACT, self.names, self.rule, self.series, st, en, 0)
             else:
                 st.c_lo.append(st.c_lo[-1])
                 st.c_hi.append(st.c_hi[-1])
             if self.cbr:
-                beliefs.cbr_lambda_step(EXACT, self.names, self.series, self.cl, en, 1, D, 0)  # type: ignore[arg-type]
+                beliefs.cbr_lambda_step(EXACT, self.names, self.series, self.cl, en, 1, D, 0)
             else:
                 self.cl.append(self.cl[-1])
         self.ser["c_lo"].append(st.c_lo[en])
@@ -127,7 +127,7 @@ class Reference:
         if k >= 1:
             t = k - 1
             if t > 0 and self.cbr:
-                beliefs.q_hi_step(EXACT, self.names, self.series, self.cl, self.qh, t, 1, 0)  # type: ignore[arg-type]
+                beliefs.q_hi_step(EXACT, self.names, self.series, self.cl, self.qh, t, 1, 0)
             elif t > 0:
                 self.qh.append(Fraction(0))
             ser["q_hi"].append(self.qh[t])
