@@ -32,8 +32,8 @@ SHIFT = 16
 ONE = 1 << SHIFT
 #: the largest magnitude of a value, in its unit (2^47 units: 1.4e14 bytes)
 LIMIT = 1 << (63 - SHIFT)
-#: the largest numerator or denominator of a constant factor (p/q) the export accepts
-MAX_RATIO = 1 << 24
+#: the largest numerator or denominator of a constant factor p/q (ccm_mulc needs p·q < 2^62)
+MAX_RATIO = 1 << 31
 
 
 class ExportError(Exception):
@@ -115,7 +115,7 @@ class CDomain:
             return self.num(Fraction(0))
         p, q = k.numerator, k.denominator
         if abs(p) > MAX_RATIO or q > MAX_RATIO:
-            raise ExportError(f"the constant factor {k} has a numerator or denominator over 2^24")
+            raise ExportError(f"the constant factor {k} has a numerator or denominator over 2^31")
         return self.emit(f"ccm_mulc({a.expr}, {p}LL, {q}LL)")
 
     def mul(self, a: CVal, b: CVal) -> CVal:

@@ -1,6 +1,6 @@
 """The C program around the generated blocks: the fixed-point helpers, the socket's
 state, and the step driver that mirrors the simulator's step grid
-(:mod:`ccmatic.sim.fine`).  The same text builds for the kernel (``CCM_BPF``, with
+(:mod:`ccmatic.sim.fine`).  The same text builds for the kernel (with
 :mod:`ccmatic.export.kernel`'s ``tcp_congestion_ops``) and for userspace (the
 differential test's harness, :mod:`ccmatic.export.harness`)."""
 
