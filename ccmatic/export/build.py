@@ -103,6 +103,16 @@ def _term_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
+@contextmanager
+def _signals_ignored() -> Iterator[None]:
+    old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
 def load(obj: Path, name: str, hold: Callable[[], None], say: Callable[[str], None]) -> None:
     """Register, run ``hold`` (wait, or a smoke test), then unregister, whatever
     happens; a stale registration of ``name`` is removed first."""
@@ -115,7 +125,8 @@ def load(obj: Path, name: str, hold: Callable[[], None], say: Callable[[str], No
                 raise BuildError(f"{name} was registered but the kernel does not list it")
             hold()
         finally:
-            gone = unregister(name)
+            with _signals_ignored():  # a second Ctrl-C or SIGTERM must not leave it registered
+                gone = unregister(name)
             say(f"unregistered {name}" if gone else f"{name} was no longer registered")
 
 

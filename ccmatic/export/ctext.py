@@ -81,8 +81,10 @@ def driver(g: Generated, s: Settings) -> str:
     """``ccm_boundary``: one step boundary, as the simulator's ``_observe`` and
     ``on_boundary`` (the CCA's outputs land in the registers ``o_*`` slot 0)."""
     t1, t2, t3 = "\t", "\t\t", "\t\t\t"
-    out = ["static __always_inline void ccm_boundary(struct ccm_state *st, const struct ccm_obs *o)\n{\n",
-           f"{t1}volatile s64 *T = st->T;  /* through memory: the stack holds 512 bytes */\n{t1}u64 k = st->k;\n\n",
+    out = [("/* first: a constant 1 for the socket's first boundary (the compiler drops the rest) */\n"
+           "static __always_inline void ccm_boundary(struct ccm_state *st, const struct ccm_obs *o, int first)\n{\n"),
+           (f"{t1}volatile s64 *T = st->T;  /* through memory: the stack holds 512 bytes */\n"
+           f"{t1}u64 k = first ? 0 : st->k;\n\n"),
            f"{t1}(void)T;\n{t1}st->mss = o->mss << CCM_SHIFT;\n{t1}st->second = o->second;\n"]
     for name in MEASURED:
         scaled = name in ("A", "S", "Ld")

@@ -45,7 +45,7 @@ int main(void)
 					return 2;
 			o.A = v[0]; o.S = v[1]; o.Ld = v[2]; o.timeout = v[3]; o.have_rtt = v[4]; o.rtt = v[5];
 			o.rtt_min = v[6]; o.srtt = v[7]; o.delivery_rate = v[8]; o.mss = v[9]; o.second = v[10];
-			ccm_boundary(&st, &o);
+			ccm_boundary(&st, &o, 0);
 %(prints)s			printf("\\n");
 		}
 	}

@@ -62,7 +62,7 @@ static __always_inline void ccm_apply(struct sock *sk, struct tcp_sock *tp, stru
 	}
 }
 
-static __always_inline void ccm_step(struct sock *sk, struct tcp_sock *tp, struct ccm_state *st, u64 now)
+static __always_inline void ccm_step(struct sock *sk, struct tcp_sock *tp, struct ccm_state *st, u64 now, int first)
 {
 	struct ccm_obs o = {};
 	u64 mss = tp->mss_cache, r = ccm_rtprop(tp), last = st->last_rtt_us;
@@ -80,7 +80,7 @@ static __always_inline void ccm_step(struct sock *sk, struct tcp_sock *tp, struc
 	o.delivery_rate = st->step_rate_max;
 	o.mss = (s64)mss;
 	o.second = (s64)((1000000ULL << CCM_SHIFT) / r);
-	ccm_boundary(st, &o);
+	ccm_boundary(st, &o, first);
 	st->step_start_us = now;
 	st->step_rtt_min_us = 0;
 	st->step_rate_max = 0;
@@ -109,7 +109,7 @@ void BPF_PROG(%(name)s_init, struct sock *sk)
 		return;
 	if (%(sets_rate)d)
 		sk->sk_pacing_status = SK_PACING_NEEDED;
-	ccm_step(sk, tp, st, tp->tcp_mstamp);
+	ccm_step(sk, tp, st, tp->tcp_mstamp, 1);
 }
 
 SEC("struct_ops")
@@ -134,7 +134,7 @@ void BPF_PROG(%(name)s_cong_control, struct sock *sk, u32 ack, int flag, const s
 			st->step_rate_max = r;
 	}
 	if (now - st->step_start_us >= st->rtprop_us)
-		ccm_step(sk, tp, st, now);
+		ccm_step(sk, tp, st, now, 0);
 	else
 		ccm_apply(sk, tp, st);
 }
