@@ -20,7 +20,7 @@ import pytest
 
 from ccmatic.cli.main import main
 from ccmatic.core.errors import SpecError
-from ccmatic.export import build
+from ccmatic.export import build, program
 from ccmatic.export.cdomain import CDomain, ExportError
 from ccmatic.export.harness import build_harness, differential
 from ccmatic.export.kernel import bpf_source, ca_name
@@ -67,6 +67,15 @@ def test_template_and_unbounded_history_are_refused(tmp_path: Path) -> None:
     deep.write_text("cwnd = S - S[t - 80]\n")
     with pytest.raises(SpecError, match="unbounded history: 'S' is read 80 steps back"):
         generate(load_cca(deep), Settings())
+    with pytest.raises(SpecError, match=r"cubic.cca: error: cannot export: '\*\*' with a computed base"):
+        generate(load_cca(_cca("cubic")), Settings())
+
+
+def test_an_observation_the_kernel_lacks_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+
+    monkeypatch.setattr(program, "MEASURED", tuple(n for n in program.MEASURED if n != "rtt_min"))
+    with pytest.raises(SpecError, match="'rtt_min' is an observation the kernel program does not make"):
+        program.generate(load_cca(_cca("contract_lin")), Settings())
 
 
 def test_codegen_domain_folds_constants_and_refuses_big_ratios() -> None:

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from ccmatic.cli.common import EXIT_OK, Subparsers, library
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.export import build
-from ccmatic.export.cdomain import SHIFT, ExportError
+from ccmatic.export.cdomain import SHIFT
 from ccmatic.export.harness import build_harness, differential
 from ccmatic.export.kernel import NAME_MAX, bpf_source, ca_name
 from ccmatic.export.program import Settings, generate
@@ -52,11 +52,8 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     name = args.name or ca_name(prog.name)
     if len(name) > NAME_MAX or not name.replace("_", "").isalnum() or name[0].isdigit():
         raise SpecError(Loc("--name"), f"'{name}' is not a C identifier of at most {NAME_MAX} characters")
-    try:
-        g = generate(prog, s)
-        src_text = bpf_source(g, s, name, rtprop)
-    except ExportError as e:
-        raise SpecError(Loc(prog.path), f"cannot export: {e}") from None
+    g = generate(prog, s)
+    src_text = bpf_source(g, s, name, rtprop)
     outdir = Path(args.o or f"export_{prog.name}")
     outdir.mkdir(parents=True, exist_ok=True)
     src = outdir / f"{name}.bpf.c"

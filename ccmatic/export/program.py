@@ -189,7 +189,11 @@ def check_exportable(prog: CcaProgram, code: StepCode) -> None:
         first = next(iter(prog.holes.values()))
         raise SpecError(first.loc, f"a template with holes ({', '.join('?' + h for h in prog.holes)}) "
                         "cannot be exported", "export a CCA file (synth writes each solution as one)")
+    own = {n for n, _ in code.outputs}
     for name, lag in code.lags.items():
+        if name not in own and name not in (*MEASURED, *COMPUTED):
+            raise SpecError(Loc(prog.path), f"'{name}' is an observation the kernel program does not make",
+                            f"the export measures {', '.join((*MEASURED, *COMPUTED))}")
         if lag > MAX_LAG:
             raise SpecError(Loc(prog.path), f"unbounded history: '{name}' is read {lag} steps back "
                             f"(the export keeps at most {MAX_LAG})")
@@ -212,6 +216,13 @@ def generate(prog: CcaProgram, s: Settings) -> Generated:
     """The C blocks of a CCA file (see the module doc)."""
     code = prog.code(1, s.D, CCA_T)
     check_exportable(prog, code)
+    try:
+        return _generate(prog, code, s)
+    except ExportError as e:
+        raise SpecError(Loc(prog.path), f"cannot export: {e}") from None
+
+
+def _generate(prog: CcaProgram, code: StepCode, s: Settings) -> Generated:
     fam = {QUANTITIES[n].family for n in code.lags if n in QUANTITIES}
     g = Generated(prog.name, prog.sets_rate, prog.sets_cwnd, list(code.outputs), code.warmup + 1,
                   rate_beliefs="rate_beliefs" in fam, cbr_beliefs="cbr_beliefs" in fam)
