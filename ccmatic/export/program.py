@@ -201,7 +201,7 @@ def check_exportable(prog: CcaProgram, code: StepCode) -> None:
 
 def _choose(opts: list[CVal], node: ir.Choose) -> CVal:
     raise SpecError(node.loc, "choose() is the adversary's pick, which a kernel CCA cannot make",
-                    "compute the value (the export runs only CCAs that decide their outputs)")
+                    "compute the value: the export runs only CCAs that decide their outputs")
 
 
 def _params(D: int) -> dict[str, CVal]:
