@@ -29,7 +29,7 @@ from ccmatic.spec.cca import load_cca
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"
-EXPORTS = ["cc_qdel", "cc_probe_slow", "reno", "const_cwnd", "aimd_incr_every_step"]
+EXPORTS = ["cc_qdel", "cc_probe_slow", "reno", "const_cwnd", "aimd_incr_every_step", "contract_lin"]
 needs_cc = pytest.mark.skipif(shutil.which("clang") is None, reason="clang is not installed (the harness is built with it)")
 LOAD_WHY = build.missing(load=True)
 needs_kernel = pytest.mark.skipif(LOAD_WHY is not None, reason=LOAD_WHY or "")
