@@ -90,7 +90,7 @@ def _check(prog: CcaProgram, g: Any, s: Settings, outdir: Path, n: int, steps: i
     r = differential(prog, g, s, exe, n, steps)
     say(f"differential check: {r.sequences} random sequences, {r.steps} steps: {len(r.mismatches)} mismatches, "
         f"largest difference {float(r.max_error):.3g} units, {float(r.max_relative):.3g} of the value "
-        "(C vs exact; allowed 1/64 of a unit + 2^-13 of the value)")
+        "(C vs exact; allowed 1/64 of a unit + 2^-12 of the value)")
     for m in r.mismatches[:5]:
         say(f"  {m}")
     return {"sequences": r.sequences, "steps": r.steps, "mismatches": len(r.mismatches),

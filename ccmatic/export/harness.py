@@ -108,7 +108,7 @@ def _line(o: Obs) -> str:
 #: the relative part of the allowed difference: a product or quotient of computed
 #: values carries each factor's absolute error (2^-16) relative to the factor, which
 #: persistent values carry on (docs/export.md, §Precision and limits)
-RELATIVE = Fraction(1, 2 ** 13)
+RELATIVE = Fraction(1, 2 ** 12)
 
 
 @dataclass
