@@ -185,3 +185,20 @@ def test_no_root_or_tools_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path:
     code, _out, err = run("export", str(_cca("const_cwnd")), "-o", str(tmp_path), "--load")
     assert code == 2 and err.count("\n") == 1 and "cannot load: clang is not installed" in err
     assert (tmp_path / "ccm_const_cwnd.bpf.c").exists()
+
+
+@pytest.mark.slow
+@needs_kernel
+def test_kernel_applies_the_decisions(tmp_path: Path) -> None:
+    """Mid-transfer, ``ss -ti`` shows the window and pacing rate the program wrote:
+    const_cwnd keeps its first window (7 packets here); const_rate's MSS per RTprop of
+    10 ms is 1448 B / 10 ms = 1,158,400 bit/s, and a rate-only CCA's window is
+    2 · rate / mss + 4 = 6 packets."""
+    code, out, err = run("export", str(_cca("const_cwnd")), "-o", str(tmp_path), "--load", "--smoke", "3",
+                         "--init-cwnd-pkts", "7", "--json")
+    assert code == 0, err
+    assert '"ss_cwnd": 7' in out
+    code, out, err = run("export", str(_cca("const_rate")), "-o", str(tmp_path), "--load", "--smoke", "3",
+                         "--rtprop-ms", "10", "--json")
+    assert code == 0, err
+    assert '"ss_pacing_rate": "1158400bps"' in out and '"ss_cwnd": 6' in out

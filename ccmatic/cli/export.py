@@ -106,7 +106,8 @@ def _load(obj: Path, name: str, args: argparse.Namespace, say: Any) -> dict[str,
             got["smoke"] = build.smoke(name, args.smoke)
             sm = got["smoke"]
             say(f"smoke: iperf3 {sm['seconds']} s over veth with {sm['congestion']}: "
-                f"{sm['bits_per_second'] / 1e6:.1f} Mbit/s, {sm['retransmits']} retransmits")
+                f"{sm['bits_per_second'] / 1e6:.1f} Mbit/s, {sm['retransmits']} retransmits; "
+                f"mid-run 'ss -ti': cwnd {sm.get('ss_cwnd')} packets, pacing rate {sm.get('ss_pacing_rate')}")
         else:
             say(f"'{name}' is registered: select it with setsockopt(TCP_CONGESTION) or "
                 f"sysctl net.ipv4.tcp_congestion_control; "

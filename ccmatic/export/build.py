@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -137,6 +138,25 @@ def wait(seconds: float | None) -> None:
         time.sleep(0.2 if end is None else max(0.0, min(0.2, end - time.monotonic())))
 
 
+def socket_state(netns: str, name: str) -> dict[str, object]:
+    """What ``ss -tin`` shows of the busiest socket using congestion control ``name``
+    in a namespace: its window (packets) and pacing rate, as the program set them."""
+    res = _run(["ip", "netns", "exec", netns, "ss", "-tin"], "ss -tin")
+    best: dict[str, object] = {}
+    most = -1
+    for line in res.stdout.splitlines():
+        if f" {name} " not in f" {line.strip()} ":
+            continue
+        acked = re.search(r"bytes_acked:(\d+)", line)
+        n = int(acked.group(1)) if acked else 0
+        if n > most:
+            most = n
+            cwnd = re.search(r"\bcwnd:(\d+)", line)
+            pacing = re.search(r"pacing_rate (\S+)", line)
+            best = {"ss_cwnd": int(cwnd.group(1)) if cwnd else None, "ss_pacing_rate": pacing.group(1) if pacing else None}
+    return best
+
+
 def smoke(name: str, seconds: int = 5) -> dict[str, object]:
     """An iperf3 transfer of ``seconds`` through a veth pair between two network
     namespaces with congestion control ``name``; the namespaces are removed after."""
@@ -158,14 +178,19 @@ def smoke(name: str, seconds: int = 5) -> dict[str, object]:
                                   stderr=subprocess.DEVNULL)
         try:
             time.sleep(0.5)
-            res = _run([*ip, "netns", "exec", cli, "iperf3", "-c", "10.199.0.1", "-t", str(seconds), "-C", name, "-J"],
-                       "iperf3", timeout=seconds + 30)
+            client = subprocess.Popen([*ip, "netns", "exec", cli, "iperf3", "-c", "10.199.0.1", "-t", str(seconds),
+                                       "-C", name, "-J"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(seconds / 2)
+            seen = socket_state(cli, name)
+            stdout, stderr = client.communicate(timeout=seconds + 30)
+            if client.returncode != 0:
+                raise BuildError(f"iperf3 failed: {(stderr or stdout).strip().splitlines()[-1:]}")
         finally:
             server.kill()
             server.wait()
-        end = json.loads(res.stdout)["end"]
+        end = json.loads(stdout)["end"]
         return {"congestion": end.get("sender_tcp_congestion"), "bits_per_second": end["sum_sent"]["bits_per_second"],
-                "retransmits": end["sum_sent"].get("retransmits"), "seconds": seconds}
+                "retransmits": end["sum_sent"].get("retransmits"), "seconds": seconds, **seen}
     finally:
         for ns in (srv, cli):
             subprocess.run([*ip, "netns", "del", ns], check=False, capture_output=True)
