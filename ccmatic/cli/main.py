@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("ccmatic.cli.evaluate", "run CCAs over the B.6 grid (C, R, buffer) in parallel"),
     "contract": ("ccmatic.cli.contract", "measure a CCA's contract rate = f(statistic) on simulated dumbbells (thesis §5.2)"),
     "check": ("ccmatic.cli.check", "load and validate a CCA file or query without solving"),
+    "export": ("ccmatic.cli.export", "a CCA file as a Linux tcp_congestion_ops eBPF program (docs/export.md)"),
 }
 
 

@@ -1,0 +1,193 @@
+"""The ``tcp_congestion_ops`` around the driver (:mod:`ccmatic.export.ctext`): the
+socket's observations at each step boundary, the decisions written to
+``sk_pacing_rate`` and ``snd_cwnd`` (docs/export.md says what maps to what)."""
+
+from __future__ import annotations
+
+import re
+
+from ccmatic.export.ctext import program
+from ccmatic.export.program import Generated, Settings
+
+#: Linux's TCP_CA_NAME_MAX is 16 bytes with the terminating zero; a BPF object name too
+NAME_MAX = 15
+
+KERNEL_STATE = """\
+	u64 step_start_us;     /* when the current step began (tp->tcp_mstamp) */
+	u64 last_rtt_us;       /* the latest RTT sample */
+	u64 step_rtt_min_us;   /* the smallest RTT sample of this step (0: none) */
+	s64 step_rate_max;     /* the largest delivery-rate sample of this step (fixed point) */
+	u64 rtprop_us;         /* the step length */
+	u64 timeout_pending;   /* a retransmission timeout since the last boundary */
+	u64 cwnd_pkts;         /* the decisions, re-applied on every ACK */
+	u64 pacing_bps;"""
+
+WRAPPER = """\
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ccm_state);
+} %(name)s_st SEC(".maps");
+
+static __always_inline u64 ccm_rtprop(struct tcp_sock *tp)
+{
+	u64 r = %(rtprop)dULL;
+
+	if (!r) {  /* measured: the minimum RTT (Linux's windowed min filter) */
+		r = tp->rtt_min.s[0].v;
+		if (r == 0 || r == ~0U)
+			r = tp->srtt_us >> 3;
+		if (r == 0)
+			r = 1000;
+	}
+	return r;
+}
+
+static __always_inline void ccm_apply(struct sock *sk, struct tcp_sock *tp, struct ccm_state *st)
+{
+	u64 clamp = tp->snd_cwnd_clamp;
+
+	if (st->cwnd_pkts > clamp)
+		st->cwnd_pkts = clamp;
+	tp->snd_cwnd = st->cwnd_pkts;
+	if (%(sets_rate)d) {
+		u64 rate = st->pacing_bps;
+
+		if (rate > sk->sk_max_pacing_rate)
+			rate = sk->sk_max_pacing_rate;
+		sk->sk_pacing_rate = rate;
+	}
+}
+
+static __always_inline void ccm_step(struct sock *sk, struct tcp_sock *tp, struct ccm_state *st, u64 now, int first)
+{
+	struct ccm_obs o = {};
+	u64 mss = tp->mss_cache, r = ccm_rtprop(tp), last = st->last_rtt_us;
+	s64 rate = 0, cwnd = 0;
+
+	st->rtprop_us = r;
+	o.A = (s64)tp->data_segs_out * mss;
+	o.S = (s64)tp->delivered * mss;
+	o.Ld = (s64)tp->lost * mss;
+	o.timeout = st->timeout_pending != 0;
+	o.have_rtt = last != 0;
+	o.rtt = (s64)((last << CCM_SHIFT) / r);
+	o.rtt_min = st->step_rtt_min_us ? (s64)((st->step_rtt_min_us << CCM_SHIFT) / r) : o.rtt;
+	o.srtt = (s64)((((u64)tp->srtt_us >> 3) << CCM_SHIFT) / r);
+	o.delivery_rate = st->step_rate_max;
+	o.mss = (s64)mss;
+	o.second = (s64)((1000000ULL << CCM_SHIFT) / r);
+	ccm_boundary(st, &o, first);
+	st->step_start_us = now;
+	st->step_rtt_min_us = 0;
+	st->step_rate_max = 0;
+	st->timeout_pending = 0;
+	%(rate)s
+	%(cwnd)s
+	if (rate < 0)
+		rate = 0;
+	if (cwnd < 0)
+		cwnd = 0;
+	/* bytes per step to bytes per second: rate * 10^6 / rtprop_us, 10^6 = 15625 * 2^6 */
+	st->pacing_bps = ((u64)rate * 15625 / r) >> (CCM_SHIFT - 6);
+	st->cwnd_pkts = %(cwnd_pkts)s;
+	if (st->cwnd_pkts < 1)
+		st->cwnd_pkts = 1;
+	ccm_apply(sk, tp, st);
+}
+
+SEC("struct_ops")
+void BPF_PROG(%(name)s_init, struct sock *sk)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct ccm_state *st = bpf_sk_storage_get(&%(name)s_st, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+
+	if (!st)
+		return;
+	if (%(sets_rate)d)
+		sk->sk_pacing_status = SK_PACING_NEEDED;
+	ccm_step(sk, tp, st, tp->tcp_mstamp, 1);
+}
+
+SEC("struct_ops")
+void BPF_PROG(%(name)s_cong_control, struct sock *sk, u32 ack, int flag, const struct rate_sample *rs)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct ccm_state *st = bpf_sk_storage_get(&%(name)s_st, sk, 0, 0);
+	u64 now = tp->tcp_mstamp;
+
+	if (!st)
+		return;
+	if (rs->rtt_us > 0) {
+		st->last_rtt_us = rs->rtt_us;
+		if (!st->step_rtt_min_us || (u64)rs->rtt_us < st->step_rtt_min_us)
+			st->step_rtt_min_us = rs->rtt_us;
+	}
+	if (rs->delivered > 0 && rs->interval_us > 0 && st->rtprop_us) {
+		/* bytes per step: delivered * mss / interval * rtprop */
+		s64 r = (s64)((((u64)rs->delivered * tp->mss_cache) << CCM_SHIFT) / (u64)rs->interval_us * st->rtprop_us);
+
+		if (r > st->step_rate_max)
+			st->step_rate_max = r;
+	}
+	if (now - st->step_start_us >= st->rtprop_us)
+		ccm_step(sk, tp, st, now, 0);
+	else
+		ccm_apply(sk, tp, st);
+}
+
+SEC("struct_ops")
+void BPF_PROG(%(name)s_set_state, struct sock *sk, u8 new_state)
+{
+	struct ccm_state *st = bpf_sk_storage_get(&%(name)s_st, sk, 0, 0);
+
+	if (st && new_state == TCP_CA_Loss)
+		st->timeout_pending = 1;
+}
+
+SEC("struct_ops")
+u32 BPF_PROG(%(name)s_ssthresh, struct sock *sk)
+{
+	return ((struct tcp_sock *)sk)->snd_ssthresh;
+}
+
+SEC("struct_ops")
+u32 BPF_PROG(%(name)s_undo_cwnd, struct sock *sk)
+{
+	return ((struct tcp_sock *)sk)->snd_cwnd;
+}
+
+SEC(".struct_ops")
+struct tcp_congestion_ops %(name)s = {
+	.init = (void *)%(name)s_init,
+	.cong_control = (void *)%(name)s_cong_control,
+	.set_state = (void *)%(name)s_set_state,
+	.ssthresh = (void *)%(name)s_ssthresh,
+	.undo_cwnd = (void *)%(name)s_undo_cwnd,
+	.name = "%(name)s",
+};
+"""
+
+
+def ca_name(stem: str) -> str:
+    """The congestion control's name (what TCP_CONGESTION selects): ``ccm_`` and the
+    file's name, in C identifier characters, at most 15 of them."""
+    return ("ccm_" + re.sub(r"[^A-Za-z0-9_]", "_", stem))[:NAME_MAX]
+
+
+def bpf_source(g: Generated, s: Settings, name: str, rtprop_us: int | None) -> str:
+    """The kernel program: ``rtprop_us`` None measures the RTprop as the minimum RTT."""
+    outs = [n for n, _ in g.outputs]
+    rate = "rate = st->o_rate[0];" if "rate" in outs else ""
+    cwnd = "cwnd = st->o_cwnd[0];" if "cwnd" in outs else ""
+    mss_fx = "((s64)mss << CCM_SHIFT)"
+    # without a window the rate alone limits sending: two steps' worth of packets, and 4
+    cwnd_pkts = (f"(u64)(cwnd / {mss_fx})" if "cwnd" in outs else f"(u64)(2 * rate / {mss_fx}) + 4")
+    head = ("#include \"vmlinux.h\"\n#include <bpf/bpf_helpers.h>\n#include <bpf/bpf_tracing.h>\n\n"
+            "")
+    body = program(g, s, KERNEL_STATE)
+    return head + body + "\n" + WRAPPER % {"name": name, "rtprop": rtprop_us or 0, "sets_rate": int(g.sets_rate),
+                                           "rate": rate, "cwnd": cwnd, "cwnd_pkts": cwnd_pkts}
