@@ -74,6 +74,7 @@ class Session:
         """``solver``: start from this (configured) solver instead of a new one."""
         self.solver = solver if solver is not None else make_solver(timeout_s, seed, logic)
         self.seed = seed
+        self.timeout_s = timeout_s
         for _tag, c in base:
             self.solver.add(c)
 
@@ -96,11 +97,18 @@ class Session:
         """A check under assumptions: nothing is added, so no scope is needed."""
         return answer(self.solver, assumptions)
 
-    def check(self, extra: Iterable[Tagged] = ()) -> Answer:
+    def check(self, extra: Iterable[Tagged] = (), timeout_s: float | None = None) -> Answer:
+        """``timeout_s``: a shorter limit for this check only."""
         with self.scope() as s:
             for _tag, c in extra:
                 s.add(c)
-            return answer(s)
+            if timeout_s is None:
+                return answer(s)
+            set_timeout(s, timeout_s)
+            try:
+                return answer(s)
+            finally:
+                set_timeout(s, self.timeout_s)
 
 
 def answer(s: z3.Solver, assumptions: Sequence[z3.BoolRef] = ()) -> Answer:
