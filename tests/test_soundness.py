@@ -114,11 +114,11 @@ def test_unconfirmed_premises_are_unknown(monkeypatch: pytest.MonkeyPatch) -> No
     alone), the result is unknown, not proved."""
     real = Session.check
 
-    def check(self: Session, extra: Iterable[Tagged] = (), timeout_s: float | None = None) -> Any:
+    def check(self: Session, extra: Iterable[Tagged] = (), rlimit: int | None = None) -> Any:
         extra = list(extra)
         if not any(tag == "negated property" for tag, _c in extra):
             return SolverUnknown("timeout")
-        return real(self, extra, timeout_s)
+        return real(self, extra, rlimit)
 
     monkeypatch.setattr(Session, "check", check)
     rep = run(CCAC, 5, SERVICE)

@@ -97,17 +97,20 @@ class Session:
         """A check under assumptions: nothing is added, so no scope is needed."""
         return answer(self.solver, assumptions)
 
-    def check(self, extra: Iterable[Tagged] = (), timeout_s: float | None = None) -> Answer:
-        """``timeout_s``: a shorter limit for this check only."""
+    def check(self, extra: Iterable[Tagged] = (), rlimit: int | None = None) -> Answer:
+        """``rlimit``: this check also stops (unknown) after so many of Z3's resource
+        units (deterministic, unlike a time limit: the same answer on a loaded
+        machine)."""
         with self.scope() as s:
             for _tag, c in extra:
                 s.add(c)
-            if timeout_s is None:
+            if rlimit is None:
                 return answer(s)
-            set_timeout(s, timeout_s)
+            s.set("rlimit", rlimit)
             try:
                 return answer(s)
             finally:
+                s.set("rlimit", 0)
                 set_timeout(s, self.timeout_s)
 
 

@@ -143,13 +143,13 @@ def solve(prob: Problem, prop: z3.BoolRef, opts: RunOptions, network: Session | 
         return Unknown(f"solver returned unknown ({r.reason})")
     if isinstance(r, Sat):
         return counterexample(prob, r.model, [*prob.base(), *neg])
-    return confirm_proved(sess, prob, opts.timeout_s)
+    return confirm_proved(sess, prob)
 
 
-def confirm_proved(sess: Session, prob: Problem, timeout_s: float | None) -> Outcome:
+def confirm_proved(sess: Session, prob: Problem) -> Outcome:
     """After unsat: make sure the premises admit at least one trace (no vacuous proof):
     a steady state re-checked exactly, else the solver (:mod:`ccmatic.engine.witness`)."""
-    found = confirm_trace(sess, prob.base(), prob.trace, prob.scenario.periodic, timeout_s)
+    found = confirm_trace(sess, prob.base(), prob.trace, prob.scenario.periodic)
     v = found.answer
     if isinstance(v, Sat):
         return Proved(prob.trace.T, found.by, found.seconds)
