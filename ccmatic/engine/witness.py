@@ -75,9 +75,9 @@ def series(tr: SymbolicTrace) -> tuple[list[list[z3.ExprRef]], list[list[z3.Expr
             levels.append(tr.rate_f[f])
         if tr.sets_cwnd:
             levels.append(tr.cwnd_f[f])
-    for hop in tr.hops:
+    for hop in tr.hops:  # its wasted tokens, and each flow's output from it if not O itself
         cumulative.append(hop.W)
-        cumulative += [hop.O[f] for f in hop.O if not tr.O_f or hop.O[f] is not tr.O_f[f]]
+        cumulative += [out for f, out in hop.O.items() if out is not tr.O_f[f]]
     return cumulative, levels
 
 
