@@ -78,6 +78,10 @@ class ConcreteTrace:
 @dataclass(frozen=True)
 class Proved:
     T: int
+    #: how the premises were shown to admit a trace (no vacuous proof): "steady state"
+    #: (a periodic trace, re-checked exactly) or "solver", and that check's seconds
+    trace_by: str = "solver"
+    trace_s: float = 0.0
     verdict: Verdict = "proved"
 
 

@@ -43,40 +43,54 @@ class RecheckError(Exception):
 class FormulaCache:
     """Translation of Z3 terms into tuples, shared by every evaluation.
 
-    Keys are AST ids; the AST itself is kept alive in the cache so that Z3 cannot
-    recycle its id for another term while the cache exists."""
+    Keys are AST ids; every term given to :meth:`node` is kept alive in the cache (and
+    with it each of its subterms), so that Z3 cannot recycle an id for another term
+    while the cache exists.  The walk reads the terms through Z3's C API (no Python
+    wrapper per node: several times cheaper on large encodings); only variables are
+    wrapped, for the model's completion."""
 
     def __init__(self) -> None:
-        self.nodes: dict[int, tuple[z3.ExprRef, Node]] = {}
+        self.nodes: dict[int, Node] = {}
+        self.roots: list[z3.ExprRef] = []
 
     def node(self, e: z3.ExprRef) -> Node:
-        key = e.get_id()
+        ctx = e.ctx
+        key = z3.Z3_get_ast_id(ctx.ref(), e.as_ast())
         hit = self.nodes.get(key)
         if hit is not None:
-            return hit[1]
-        n = self._translate(e)
-        self.nodes[key] = (e, n)
-        return n
+            return hit
+        self.roots.append(e)
+        return self._node(ctx, e.as_ast())
 
-    def _translate(self, e: z3.ExprRef) -> Node:
-        if z3.is_rational_value(e):
-            return (NUM, Fraction(e.numerator_as_long(), e.denominator_as_long()))
-        if z3.is_int_value(e):
-            return (NUM, Fraction(e.as_long()))
-        if z3.is_true(e):
+    def _node(self, ctx: z3.Context, a: Any) -> Node:
+        key = z3.Z3_get_ast_id(ctx.ref(), a)
+        hit = self.nodes.get(key)
+        if hit is None:
+            hit = self.nodes[key] = self._translate(ctx, a)
+        return hit
+
+    def _translate(self, ctx: z3.Context, a: Any) -> Node:
+        c = ctx.ref()
+        kind = z3.Z3_get_ast_kind(c, a)
+        if kind == z3.Z3_NUMERAL_AST:
+            return (NUM, Fraction(z3.Z3_get_numeral_string(c, a)))
+        if kind != z3.Z3_APP_AST:
+            raise RecheckError(f"re-check cannot evaluate {z3.Z3_ast_to_string(c, a)}")
+        d = z3.Z3_get_app_decl(c, a)
+        k = z3.Z3_get_decl_kind(c, d)
+        n = z3.Z3_get_app_num_args(c, a)
+        if k == z3.Z3_OP_TRUE:
             return (BOOL, True)
-        if z3.is_false(e):
+        if k == z3.Z3_OP_FALSE:
             return (BOOL, False)
-        k = e.decl().kind()
-        if k == z3.Z3_OP_UNINTERPRETED and e.num_args() == 0:
-            return (VAR, e, e.decl().name())
+        if k == z3.Z3_OP_UNINTERPRETED and n == 0:
+            return (VAR, z3.z3._to_expr_ref(a, ctx), z3.Z3_get_symbol_string(c, z3.Z3_get_decl_name(c, d)))
         tag = TAGS.get(k)
         if tag is None:
-            raise RecheckError(f"re-check cannot evaluate operator {e.decl().name()}")
-        kids = tuple(self.node(c) for c in e.children())
+            raise RecheckError(f"re-check cannot evaluate operator {z3.Z3_get_symbol_string(c, z3.Z3_get_decl_name(c, d))}")
+        kids = tuple(self._node(ctx, z3.Z3_get_app_arg(c, a, i)) for i in range(n))
         if tag in PARAMETRIZED:
-            bound = int(z3.Z3_get_decl_int_parameter(e.ctx_ref(), e.decl().ast, 0))
-            return (tag, kids, bound)
+            return (tag, kids, int(z3.Z3_get_decl_int_parameter(c, d, 0)))
         return (tag, kids)
 
 

@@ -74,6 +74,7 @@ class Session:
         """``solver``: start from this (configured) solver instead of a new one."""
         self.solver = solver if solver is not None else make_solver(timeout_s, seed, logic)
         self.seed = seed
+        self.timeout_s = timeout_s
         for _tag, c in base:
             self.solver.add(c)
 
@@ -96,11 +97,21 @@ class Session:
         """A check under assumptions: nothing is added, so no scope is needed."""
         return answer(self.solver, assumptions)
 
-    def check(self, extra: Iterable[Tagged] = ()) -> Answer:
+    def check(self, extra: Iterable[Tagged] = (), rlimit: int | None = None) -> Answer:
+        """``rlimit``: this check also stops (unknown) after so many of Z3's resource
+        units (deterministic, unlike a time limit: the same answer on a loaded
+        machine)."""
         with self.scope() as s:
             for _tag, c in extra:
                 s.add(c)
-            return answer(s)
+            if rlimit is None:
+                return answer(s)
+            s.set("rlimit", rlimit)
+            try:
+                return answer(s)
+            finally:
+                s.set("rlimit", 0)
+                set_timeout(s, self.timeout_s)
 
 
 def answer(s: z3.Solver, assumptions: Sequence[z3.BoolRef] = ()) -> Answer:

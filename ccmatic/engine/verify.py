@@ -29,6 +29,7 @@ from ccmatic.engine.extract import extract
 from ccmatic.engine.recheck import FormulaCache, RecheckError, recheck
 from ccmatic.engine.session import Sat, Session, SolverUnknown, Unsat
 from ccmatic.engine.smt2 import dump_check
+from ccmatic.engine.witness import confirm_trace
 from ccmatic.semantics.explain import ObjectiveCheck, objective_checks
 from ccmatic.semantics.z3domain import as_bool
 from ccmatic.sim.replay import replay_problem
@@ -142,14 +143,16 @@ def solve(prob: Problem, prop: z3.BoolRef, opts: RunOptions, network: Session | 
         return Unknown(f"solver returned unknown ({r.reason})")
     if isinstance(r, Sat):
         return counterexample(prob, r.model, [*prob.base(), *neg])
-    return confirm_proved(sess, prob.trace.T)
+    return confirm_proved(sess, prob)
 
 
-def confirm_proved(sess: Session, T: int) -> Outcome:
-    """After unsat: make sure the premises admit at least one trace (no vacuous proof)."""
-    v = sess.check()
+def confirm_proved(sess: Session, prob: Problem) -> Outcome:
+    """After unsat: make sure the premises admit at least one trace (no vacuous proof):
+    a steady state re-checked exactly, else the solver (:mod:`ccmatic.engine.witness`)."""
+    found = confirm_trace(sess, prob.base(), prob.trace, prob.scenario.periodic)
+    v = found.answer
     if isinstance(v, Sat):
-        return Proved(T)
+        return Proved(prob.trace.T, found.by, found.seconds)
     if isinstance(v, Unsat):
         return Unknown("vacuous: the model, CCA and assumptions admit no trace at all "
                        "(contradictory assumptions?), so nothing was proved")

@@ -128,6 +128,8 @@ def verify_json(rep: VerifyReport) -> dict[str, Any]:
         out["trace"] = trace_to_json(o.trace)
     if isinstance(o, Unknown):
         out["reason"] = o.reason
+    if isinstance(o, Proved):  # how some trace was shown to exist (not vacuous)
+        out["nonvacuity"] = {"by": o.trace_by, "s": round(o.trace_s, 4)}
     if rep.query.expect is not None:
         out["expect"] = rep.query.expect
     if rep.smt2 is not None:
