@@ -8,14 +8,17 @@ from __future__ import annotations
 from fractions import Fraction as F
 
 import helpers
+import pytest
+import z3
 
 from ccmatic.core.model import ModelConfig
 from ccmatic.core.options import RunOptions
-from ccmatic.core.results import Proved, Unknown
+from ccmatic.core.results import Counterexample, Proved, Unknown
+from ccmatic.engine import verify as verify_mod
 from ccmatic.engine.recheck import recheck
-from ccmatic.engine.session import Sat, Session, Unsat
+from ccmatic.engine.session import Sat, Session, SolverUnknown, Unsat, out_of_resources
 from ccmatic.engine.verify import build_query, query_cca, verify
-from ccmatic.engine.witness import SOLVER, STEADY, confirm_trace, steady_state
+from ccmatic.engine.witness import SOLVER, STEADY, confirm_trace, steady_state, witness_shapes
 from ccmatic.io.report import verify_json
 
 OPTS = RunOptions(timeout_s=60, seed=0)
@@ -67,3 +70,53 @@ def test_contradictory_periodic_setup_is_vacuous() -> None:
     assert isinstance(ok.outcome, Proved) and ok.outcome.trace_by == STEADY
     rep = verify(helpers.query(CCAC, 6, SERVICE, assume=("L[T-1] == L[0]", "W[T-1] < W[0]"), periodic=2), OPTS)
     assert isinstance(rep.outcome, Unknown) and "vacuous" in rep.outcome.reason
+
+
+# --- the deciding check's steady-state counterexample search (witness.decide path)
+
+UTIL = "S[T-1] - S[0] >= 0.9 * C * (T - 1 - D)"  # refuted on CCAC (the link may waste)
+
+
+def test_steady_counterexample_when_the_first_slice_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A periodic question not decided within the first slice (forced here: a slice of
+    one unit) is searched for a steady-state counterexample first: the one found is
+    re-checked and replayed as every counterexample, and is a steady state."""
+    monkeypatch.setattr(verify_mod, "FIRST_SLICE_RLIMIT", 1)
+    q = helpers.query(CCAC, 8, UTIL, cca="const_cwnd", periodic=2)
+    prob, prop = build_query(q, query_cca(q))
+    sess = Session(prob.base(), 60, 0)
+    neg = [("negated property", z3.Not(prop))]
+    r = verify_mod.decide(sess, neg, prob)
+    assert isinstance(r, Sat)
+    ev = recheck(r.model, [*prob.base(), *neg])
+    S = [ev.num(s) for s in prob.trace.S_f[0]]
+    assert any(len({S[t + k] - S[t] for t in range(s0, 8 - k)}) == 1 for k, s0 in witness_shapes(8, 2))
+    rep = verify(q, OPTS)
+    assert isinstance(rep.outcome, Counterexample)
+
+
+def test_no_steady_counterexample_then_the_whole_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A true property with the first slice spent: no steady state refutes it, the
+    check resumes without a slice, and the answer is still proved (twin of the test
+    above: the same setup with the property halved)."""
+    monkeypatch.setattr(verify_mod, "FIRST_SLICE_RLIMIT", 1)
+    rep = verify(helpers.query(CCAC, 8, SERVICE, cca="const_cwnd", periodic=2), OPTS)
+    assert isinstance(rep.outcome, Proved)
+
+
+def test_shapes_fit_the_horizon() -> None:
+    """The query's period and twice it, from step 0 and after two periods, only where
+    the horizon leaves a step to compare."""
+    assert witness_shapes(20, 2) == [(2, 0), (4, 0), (2, 4), (4, 4)]
+    assert witness_shapes(6, 2) == [(2, 0), (4, 0)]
+    assert all(s0 + k < 5 for k, s0 in witness_shapes(6, 2))
+
+
+def test_spent_budget_is_not_an_interrupt() -> None:
+    """A check that used up its resource units is told apart from one interrupted
+    (Z3 calls both "canceled"): only the former starts the steady-state search."""
+    q = helpers.query(CCAC, 8, UTIL, cca="const_cwnd", periodic=2)
+    prob, prop = build_query(q, query_cca(q))
+    r = Session(prob.base(), 60, 0).check([("negated property", z3.Not(prop))], rlimit=1)
+    assert isinstance(r, SolverUnknown) and out_of_resources(r)
+    assert not out_of_resources(SolverUnknown("canceled"))

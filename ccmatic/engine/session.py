@@ -107,11 +107,31 @@ class Session:
             if rlimit is None:
                 return answer(s)
             s.set("rlimit", rlimit)
+            before = rlimit_count(s)
             try:
-                return answer(s)
+                r = answer(s)
             finally:
                 s.set("rlimit", 0)
                 set_timeout(s, self.timeout_s)
+            if isinstance(r, SolverUnknown) and rlimit_count(s) - before >= rlimit:
+                return SolverUnknown(OUT_OF_RESOURCES)  # Z3 says only "canceled", as for an interrupt
+            return r
+
+
+#: the reason of an unknown from a check that used up its ``rlimit``
+OUT_OF_RESOURCES = "resource limit reached"
+
+
+def rlimit_count(s: z3.Solver) -> int:
+    """The resource units Z3 has counted so far in this solver (they only grow)."""
+    st = s.statistics()
+    names = st.keys()  # z3's Statistics has no "in"
+    return int(st.get_key_value("rlimit count")) if "rlimit count" in names else 0
+
+
+def out_of_resources(r: SolverUnknown) -> bool:
+    """The check stopped at its resource limit (``rlimit``), not for another reason."""
+    return r.reason == OUT_OF_RESOURCES
 
 
 def answer(s: z3.Solver, assumptions: Sequence[z3.BoolRef] = ()) -> Answer:

@@ -27,9 +27,9 @@ from ccmatic.encode.problem import Problem, build
 from ccmatic.encode.trace import Tagged
 from ccmatic.engine.extract import extract
 from ccmatic.engine.recheck import FormulaCache, RecheckError, recheck
-from ccmatic.engine.session import Sat, Session, SolverUnknown, Unsat
+from ccmatic.engine.session import Answer, Sat, Session, SolverUnknown, Unsat, out_of_resources
 from ccmatic.engine.smt2 import dump_check
-from ccmatic.engine.witness import confirm_trace
+from ccmatic.engine.witness import FIRST_SLICE_RLIMIT, confirm_trace, steady_counterexample
 from ccmatic.semantics.explain import ObjectiveCheck, objective_checks
 from ccmatic.semantics.z3domain import as_bool
 from ccmatic.sim.replay import replay_problem
@@ -138,12 +138,29 @@ def solve(prob: Problem, prop: z3.BoolRef, opts: RunOptions, network: Session | 
     sess = Session(prob.base(), opts.timeout_s, opts.seed) if network is None else \
         network.fork(prob.cca.constraints.items, opts.timeout_s)
     neg: list[Tagged] = [("negated property", z3.Not(prop))]
-    r = sess.check(neg)
+    r = decide(sess, neg, prob)
     if isinstance(r, SolverUnknown):
         return Unknown(f"solver returned unknown ({r.reason})")
     if isinstance(r, Sat):
         return counterexample(prob, r.model, [*prob.base(), *neg])
     return confirm_proved(sess, prob)
+
+
+def decide(sess: Session, neg: list[Tagged], prob: Problem) -> Answer:
+    """The deciding check.  A periodic question (a steady state asked about, as CCAC
+    asks it) not decided within a first slice is first searched for a steady-state
+    counterexample, which the solver finds far sooner than an arbitrary trace when
+    there is one (:func:`ccmatic.engine.witness.steady_counterexample`); then the
+    check resumes under the run's own limit.  Every slice is bounded in Z3's
+    resource units, so the answer does not depend on the machine's load."""
+    period = prob.scenario.periodic
+    if not period:
+        return sess.check(neg)
+    first = sess.check(neg, rlimit=FIRST_SLICE_RLIMIT)
+    if not (isinstance(first, SolverUnknown) and out_of_resources(first)):
+        return first
+    found = steady_counterexample(prob.base(), neg, prob.trace, period, sess.timeout_s, sess.seed)
+    return found if found is not None else sess.check(neg)
 
 
 def confirm_proved(sess: Session, prob: Problem) -> Outcome:

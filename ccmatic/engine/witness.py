@@ -45,6 +45,17 @@ from ccmatic.engine.session import Answer, Sat, Session
 #: run's time limit applies too)
 STEADY_STATE_RLIMIT = 100_000_000
 
+#: the deciding check's first slice (resource units) on a periodic question: the
+#: questions decided within it (CCAC's Copa question at T = 20: 5 to 40 million) never
+#: pay for the steady-state search; only if it is not decided are steady-state
+#: counterexamples looked for, and then the check starts again without a slice
+FIRST_SLICE_RLIMIT = 50_000_000
+
+#: each steady-state counterexample check's budget (resource units; CCAC's BBR
+#: question at T = 20 and 30 found its witness, period 4 after a warm-up of 4 steps,
+#: within 15–84 million over seeds 0–2)
+WITNESS_RLIMIT = 400_000_000
+
 STEADY = "steady state"
 SOLVER = "solver"
 
@@ -81,17 +92,40 @@ def series(tr: SymbolicTrace) -> tuple[list[list[z3.ExprRef]], list[list[z3.Expr
     return cumulative, levels
 
 
-def steady_state(tr: SymbolicTrace, K: int) -> list[Tagged]:
+def steady_state(tr: SymbolicTrace, K: int, start: int = 0) -> list[Tagged]:
     """Every level repeats with period K and every cumulative curve grows by the same
-    amount over any K steps, from step 0 on (constraints that only narrow the traces:
-    a model of base ∧ these is a model of base)."""
+    amount over any K steps, from step ``start`` on (constraints that only narrow the
+    traces: a model of base ∧ these is a model of base)."""
     cumulative, levels = series(tr)
+    s0 = start
     out: list[Tagged] = []
     for x in cumulative:
-        out += [("steady state", x[t + K] - x[t] == x[K] - x[0]) for t in range(1, tr.T - K)]
+        out += [("steady state", x[t + K] - x[t] == x[s0 + K] - x[s0]) for t in range(s0 + 1, tr.T - K)]
     for x in levels:
-        out += [("steady state", x[t + K] == x[t]) for t in range(tr.T - K)]
+        out += [("steady state", x[t + K] == x[t]) for t in range(s0, tr.T - K)]
     return out
+
+
+def witness_shapes(T: int, period: int) -> list[tuple[int, int]]:
+    """The steady states a witness (counterexample) is first looked for in, as (period,
+    first step): the query's period and twice it (a CCA's own cycle, such as BBR's
+    four gain phases against CCAC's period of 2 R, often doubles it), from step 0 or
+    after a warm-up of two periods (a CCA's history windows start empty)."""
+    shapes = [(k, s0) for s0 in (0, 2 * period) for k in (period, 2 * period)]
+    return [(k, s0) for k, s0 in shapes if s0 + k < T - 1]
+
+
+def steady_counterexample(base: list[Tagged], neg: list[Tagged], tr: SymbolicTrace, period: int,
+                          timeout_s: float | None, seed: int) -> Sat | None:
+    """A model of ``base`` and ``neg`` that is a steady state of one of
+    :func:`witness_shapes`, each tried in a solver of its own (no state learned by an
+    earlier check steers it) under :data:`WITNESS_RLIMIT`; None if none is found.
+    (The caller re-checks it exactly and replays it, as every counterexample.)"""
+    for k, s0 in witness_shapes(tr.T, period):
+        r = Session(base, timeout_s, seed).check([*neg, *steady_state(tr, k, s0)], rlimit=WITNESS_RLIMIT)
+        if isinstance(r, Sat):
+            return r
+    return None
 
 
 def confirm_trace(sess: Session, base: list[Tagged], tr: SymbolicTrace, period: int | None) -> TraceCheck:
