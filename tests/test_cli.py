@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
+import time
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 from helpers import run_cli as run
 from helpers import solver_gives_up
+
+from ccmatic.cli.verify import Heartbeat
+from ccmatic.engine import session
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -67,6 +72,36 @@ def test_verify_unknown_exit_3_on_tiny_timeout(monkeypatch: pytest.MonkeyPatch) 
     assert code == 3
     d = json.loads(out)
     assert d["verdict"] == "unknown" and "reason" in d
+
+
+def test_verify_has_no_default_check_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify's checks run until decided unless --timeout is given (other commands keep
+    300 s): the solver is configured with Z3's "no limit"."""
+    seen: list[float | None] = []
+    real = session.set_timeout
+    monkeypatch.setattr(session, "set_timeout", lambda s, t: (seen.append(t), real(s, t))[1])
+    code, _out, _ = run("verify", "const_rate-ccac", "--json")
+    assert code == 1 and seen and all(t is None for t in seen)
+    seen.clear()
+    code, _out, _ = run("verify", "const_rate-ccac", "--json", "--timeout", "40")
+    assert code == 1 and seen and all(t == 40 for t in seen)
+
+
+def test_verify_heartbeat_says_still_checking() -> None:
+    """While a check runs, verify writes a 'still checking' line every BEAT_S seconds,
+    and none once stopped."""
+    err = io.StringIO()
+    beat = Heartbeat(err, None, every_s=0.02)
+    beat.start()
+    time.sleep(0.15)
+    beat.stop()
+    lines = err.getvalue().splitlines()
+    assert lines and all("still checking after" in ln and "no limit" in ln for ln in lines)
+    time.sleep(0.05)
+    assert err.getvalue().splitlines() == lines
+    quiet = io.StringIO()
+    Heartbeat(quiet, 300, every_s=0.02).stop()  # never started (--json): nothing
+    assert quiet.getvalue() == ""
 
 
 def test_plot_writes_png(tmp_path: Path) -> None:

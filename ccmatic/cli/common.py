@@ -62,11 +62,13 @@ def common_options(top: bool) -> argparse.ArgumentParser:
     return common
 
 
-def solver_options(horizon: bool = True) -> argparse.ArgumentParser:
-    """--timeout (one solver check, the same in every command), --seed, --T."""
+def solver_options(horizon: bool = True, timeout: float | None = CHECK_TIMEOUT_S) -> argparse.ArgumentParser:
+    """--timeout (one solver check; ``timeout`` is the command's default, None: no
+    limit), --seed, --T."""
     solver = argparse.ArgumentParser(add_help=False)
-    solver.add_argument("--timeout", type=float, default=CHECK_TIMEOUT_S, metavar="S",
-                        help=f"limit of one solver check, seconds (default {CHECK_TIMEOUT_S:g})")
+    default = f"{timeout:g}" if timeout is not None else "none: a check runs until it is decided, Ctrl-C stops it"
+    solver.add_argument("--timeout", type=float, default=timeout, metavar="S",
+                        help=f"limit of one solver check, seconds (default {default})")
     solver.add_argument("--seed", type=int, default=0, help="solver random seed")
     if horizon:
         solver.add_argument("--T", type=int, default=None, metavar="N", help="override the horizon T")

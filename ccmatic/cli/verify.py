@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import threading
+import time
 from dataclasses import replace
 from typing import TextIO
 
@@ -21,6 +23,7 @@ from ccmatic.cli.common import (
     solver_options,
 )
 from ccmatic.core.files import PLOT_SUFFIXES, output_file
+from ccmatic.core.options import VERIFY_TIMEOUT_S
 from ccmatic.core.results import Counterexample
 from ccmatic.engine.verify import query_cca, verify
 from ccmatic.io.plot import plot_trace
@@ -37,13 +40,19 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         found = library(args).require("templates", args.cca)
         q = replace(q, scenario=replace(q.scenario, cca_path=str(found), cca_text=read_source(found, "CCA file")))
 
+    beat = Heartbeat(err, opts.timeout_s)
+
     def progress() -> None:  # only once encoded, so that an input error stays one line
         if not args.json:
             err.write(f"verifying {q.name} (T={q.T}) ...\n")
+            beat.start()
 
     prog = query_cca(q)
     print_warnings(err, prog.warnings)
-    rep = verify(q, opts, prog, on_encoded=progress)
+    try:
+        rep = verify(q, opts, prog, on_encoded=progress)
+    finally:
+        beat.stop()
     trace = "witness" if q.exists else "counterexample"
     if args.plot and isinstance(rep.outcome, Counterexample):
         cca = q.scenario.cca_name
@@ -62,8 +71,40 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return exit_code(rep.verdict)
 
 
+#: seconds between two "still checking" lines
+BEAT_S = 60.0
+
+
+class Heartbeat:
+    """A line on stderr every ``BEAT_S`` seconds while the solver works (Z3 releases
+    the GIL during a check), so that a long check without a limit shows it is alive."""
+
+    def __init__(self, err: TextIO, timeout_s: float | None, every_s: float = BEAT_S) -> None:
+        self.err, self.every_s = err, every_s
+        self.limit = f"limit {timeout_s:g} s per check" if timeout_s is not None else "no limit"
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        t0 = time.monotonic()
+
+        def beat() -> None:
+            while not self._done.wait(self.every_s):
+                mins = (time.monotonic() - t0) / 60
+                self.err.write(f"  still checking after {mins:.0f} min ({self.limit}; Ctrl-C stops it)\n")
+                self.err.flush()
+
+        self._thread = threading.Thread(target=beat, name="verify-heartbeat", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
 def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
-    v = sub.add_parser("verify", parents=[common, solver_options()],
+    v = sub.add_parser("verify", parents=[common, solver_options(timeout=VERIFY_TIMEOUT_S)],
                        help=summary)
     v.add_argument("query", help="query file or name (see 'ccmatic list')")
     v.add_argument("--plot", metavar="FILE.png", help="plot the counterexample (or witness) to this file")

@@ -14,6 +14,11 @@ from typing import Literal
 
 #: the default limit of one solver check, in seconds (``--timeout``)
 CHECK_TIMEOUT_S = 300.0
+#: ``ccmatic verify``'s default: no limit.  One question is one or two checks, and at
+#: long horizons a check the solver decides can take longer than 300 s (BBR's
+#: low-utilization question at T = 30: CCAC's own code answers after 672 s); the
+#: command shows that it is still checking, and Ctrl-C stops it (docs/performance.md)
+VERIFY_TIMEOUT_S: float | None = None
 
 
 @dataclass(frozen=True)
