@@ -32,6 +32,7 @@ from helpers import solver_gives_up
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ccmatic.engine.proof.graph import find_cycle, reaches
 from ccmatic.engine.proof.search import next_probe, simplest_between
 
 PROOFS = Path(__file__).parent / "data" / "proofs"
@@ -246,6 +247,18 @@ def test_graph_problems(name: str, needles: tuple[str, ...]) -> None:
     assert g["verdict"] == "counterexample"
     assert any(all(n in prob for n in needles) for prob in g["problems"]), g["problems"]
     assert set(lemma_results(d).values()) == {"proved"}  # the lemmas are trivially true
+
+
+def test_graph_search_finds_cycles_and_paths() -> None:
+    """The graph's depth-first search: a three-state cycle behind an acyclic part is
+    found (in order), a DAG has none; reachability follows edges one way only."""
+    cyc = {"S": ["A"], "A": ["B"], "B": ["C"], "C": ["A"], "Z": []}
+    found = find_cycle(cyc)
+    assert found is not None and len(found) == 3 and set(found) == {"A", "B", "C"}
+    assert all(found[(i + 1) % 3] in cyc[x] for i, x in enumerate(found))
+    dag = {"A": ["B", "C"], "B": ["C"], "C": ["Z"], "Z": []}
+    assert find_cycle(dag) is None
+    assert reaches(dag, "A", "Z") and not reaches(dag, "Z", "A") and reaches(dag, "Z", "Z")
 
 
 def test_graph_cycle_is_the_only_failure() -> None:
