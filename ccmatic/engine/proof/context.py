@@ -3,6 +3,8 @@
 * :class:`ProofContext` — a proof's scenario built once (:func:`ccmatic.encode.problem.build`,
   with everything the proof's formulas read), its ``[initial]`` conditions and
   invariants at a step, and its formulas elaborated for given constant values;
+  :func:`context_of` builds it once per process (the lemmas a process checks share
+  it, with the premises already shown to admit a trace);
 * :class:`ModelSession` — a solver over that problem: unsat of a negated question
   → proved (after confirming that the scenario admits a trace); sat → a
   counterexample, re-checked with exact rationals and replayed; anything else →

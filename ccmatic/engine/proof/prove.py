@@ -1,6 +1,7 @@
-"""``prove``: every lemma (as independent tasks), the coverage of the states, the
-stitching of the lemmas into the declared transitions, the progress terms, and the
-transition graph (thesis §4.1.2, B.4)."""
+"""``prove``: every lemma (as independent tasks, or with ``together = true`` as one
+question first), the coverage of the states, the stitching of the lemmas into the
+declared transitions, the progress terms, and the transition graph (thesis §4.1.2,
+B.4)."""
 
 from __future__ import annotations
 
