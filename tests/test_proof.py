@@ -32,6 +32,7 @@ from helpers import solver_gives_up
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ccmatic.engine.proof.graph import find_cycle, reaches
 from ccmatic.engine.proof.search import next_probe, simplest_between
 
 PROOFS = Path(__file__).parent / "data" / "proofs"
@@ -246,6 +247,18 @@ def test_graph_problems(name: str, needles: tuple[str, ...]) -> None:
     assert g["verdict"] == "counterexample"
     assert any(all(n in prob for n in needles) for prob in g["problems"]), g["problems"]
     assert set(lemma_results(d).values()) == {"proved"}  # the lemmas are trivially true
+
+
+def test_graph_search_finds_cycles_and_paths() -> None:
+    """The graph's depth-first search: a three-state cycle behind an acyclic part is
+    found (in order), a DAG has none; reachability follows edges one way only."""
+    cyc = {"S": ["A"], "A": ["B"], "B": ["C"], "C": ["A"], "Z": []}
+    found = find_cycle(cyc)
+    assert found is not None and len(found) == 3 and set(found) == {"A", "B", "C"}
+    assert all(found[(i + 1) % 3] in cyc[x] for i, x in enumerate(found))
+    dag = {"A": ["B", "C"], "B": ["C"], "C": ["Z"], "Z": []}
+    assert find_cycle(dag) is None
+    assert reaches(dag, "A", "Z") and not reaches(dag, "Z", "A") and reaches(dag, "Z", "Z")
 
 
 def test_graph_cycle_is_the_only_failure() -> None:
@@ -564,6 +577,46 @@ def test_vacuous_lemma_is_flagged() -> None:
     _code, out, _err = run("prove", PROOFS / "vacuous.toml", "--jobs", "1")
     line = next(x for x in out.splitlines() if x.strip().startswith("lemma vacuous "))
     assert "vacuous" in line.split("lemma vacuous", 1)[1]
+
+
+def _together(tmp_path: Path, source: Path) -> Path:
+    """``source`` with ``together = true`` (every lemma in one question first)."""
+    text = source.read_text()
+    assert "\ntogether" not in text
+    out = tmp_path / source.name
+    out.write_text(text.replace('\nsteady = ', '\ntogether = true\nsteady = ', 1))
+    return out
+
+
+def test_together_proves_every_lemma_by_one_question(tmp_path: Path) -> None:
+    """together = true: all lemmas hold, so the one question proves them all (each
+    marked together), with the same verdicts as one question per lemma."""
+    code, d = prove(_together(tmp_path, MAIN))
+    assert code == 0 and d["verdict"] == "proved"
+    assert lemma_results(d) == {"rate_bound": "proved", "one_step": "proved", "drains": "proved", "closed": "proved"}
+    assert all(lem.get("together") is True for lem in d["lemmas"])
+    _code, plain = prove(MAIN)
+    assert not any(lem.get("together") for lem in plain["lemmas"])
+
+
+def test_together_falls_back_to_one_question_per_lemma(tmp_path: Path) -> None:
+    """together = true with one false lemma (qb below 6/5): the one question has a
+    model, so every lemma is asked alone; the false one gets its re-checked
+    counterexample, the others are proved, and none is marked together."""
+    code, d = prove(_together(tmp_path, MAIN), "--set", "qb=119/100")
+    assert code == 1
+    assert lemma_results(d) == {"rate_bound": "proved", "one_step": "counterexample", "drains": "proved",
+                                "closed": "proved"}
+    assert "trace" in lemma(d, "one_step") and not any(lem.get("together") for lem in d["lemmas"])
+
+
+def test_together_still_flags_a_vacuous_premise(tmp_path: Path) -> None:
+    """Proved together, each premise is still checked for a trace: the vacuous lemma
+    is flagged, the honest one is not."""
+    code, d = prove(_together(tmp_path, PROOFS / "vacuous.toml"))
+    assert code == 0
+    assert lemma(d, "vacuous").get("vacuous") is True and lemma(d, "vacuous").get("together") is True
+    assert not lemma(d, "honest").get("vacuous") and lemma(d, "honest").get("together") is True
 
 
 def test_prove_single_lemma() -> None:

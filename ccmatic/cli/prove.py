@@ -44,6 +44,7 @@ def proof_text(rep: ProofReport) -> str:
     for lem in rep.lemmas:
         extra = " (vacuous: its premise admits no trace)" if lem.vacuous else ""
         extra += " (cached)" if lem.cached else ""
+        extra += " (together)" if lem.together else ""
         reason = f" — {lem.reason}" if lem.reason and lem.verdict != "proved" else ""
         lines.append(f"  lemma {lem.name:12s} {mark(lem.verdict):8s} {lem.time_s:8.2f}s{extra}{reason}")
     lines.append(f"  {rep.coverage.what}: {mark(rep.coverage.verdict)} ({rep.coverage.method})")
@@ -102,7 +103,8 @@ def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     def on_start(names: list[str]) -> None:  # once everything is elaborated: an input error stays one line
         total[0] = n = len(names)
         if not args.json:
-            err.write(f"checking {proof.name}: {checks_text(names)} at T={proof.T}, {min(jobs, n)} job(s) ...\n")
+            how = "as one question first" if proof.together and n > 1 else f"{min(jobs, n)} job(s)"
+            err.write(f"checking {proof.name}: {checks_text(names)} at T={proof.T}, {how} ...\n")
             err.flush()
 
     ex = chosen_executor(args.executor, jobs, args.address)

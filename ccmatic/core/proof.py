@@ -92,6 +92,7 @@ class Proof(OnScenario):
     objectives: str | None = None
     expect: str | None = None
     overrides: dict[str, Fraction] = field(default_factory=dict)
+    together: bool = False  # prove: ask every lemma in one solver question first
 
     def lemma(self, name: str) -> Lemma:
         for lem in self.lemmas:

@@ -72,7 +72,7 @@ def load_proof(path: str | Path, lib: Library, limits: Limits = DEFAULT_LIMITS) 
                       "use proved, counterexample or unknown")
     invariants = tuple(doc.string_source(x, "invariant") for x in PROOF.read(doc, d, "invariant", []))
     return Proof(scenario, PROOF.read(doc, d, "description", ""), invariants, constants, defines, states, progress,
-                 tuple(lemmas), transitions, steady, objectives, expect)
+                 tuple(lemmas), transitions, steady, objectives, expect, together=PROOF.read(doc, d, "together", False))
 
 
 def _constants(doc: TomlDoc) -> dict[str, Constant]:

@@ -273,6 +273,8 @@ PROOF = Schema("proof file (proofs/*.toml)", (
     Field("steady", "string", "a state", "required", "the steady state", string),
     Field("objectives", "string", "a definition without arguments", "none", "what the steady state guarantees",
           string),
+    Field("together", "boolean", "", "false", "prove: all lemmas as one solver question first (docs/proofs.md)",
+          boolean),
 ))
 
 CONSTANT = Schema("[constants.name]", (

@@ -3,6 +3,8 @@
 * :class:`ProofContext` — a proof's scenario built once (:func:`ccmatic.encode.problem.build`,
   with everything the proof's formulas read), its ``[initial]`` conditions and
   invariants at a step, and its formulas elaborated for given constant values;
+  :func:`context_of` builds it once per process (the lemmas a process checks share
+  it, with the premises already shown to admit a trace);
 * :class:`ModelSession` — a solver over that problem: unsat of a negated question
   → proved (after confirming that the scenario admits a trace); sat → a
   counterexample, re-checked with exact rationals and replayed; anything else →
@@ -80,6 +82,9 @@ class ProofContext:
         typecheck(proof, self.qctx)
         self.problem: Problem = build(sc, self.prog, all_formulas(proof, self.scope(proof.values())))
         self.assumptions = self.invariants_at(proof.start, proof.values())
+        # definite answers to "does a trace meet the constraints and this formula?"
+        # (by the formula's SMT-LIB text): lemmas with the same premise ask once
+        self.witnessed: dict[str, bool] = {}
 
     @property
     def tr(self) -> SymbolicTrace:
@@ -107,6 +112,19 @@ class ProofContext:
         return [*self.problem.base(), *self.assumptions]
 
 
+_LAST: tuple[Proof, ProofContext] | None = None  # this process's last context
+
+
+def context_of(proof: Proof) -> ProofContext:
+    """The proof's context, built once per process: the lemmas that one process
+    checks (all of them with ``--jobs 1``, several per worker otherwise) share one
+    encoding of the network and the CCA, and its witnessed premises."""
+    global _LAST
+    if _LAST is None or _LAST[0] != proof:
+        _LAST = (proof, ProofContext(proof))
+    return _LAST[1]
+
+
 class ModelSession:
     """A solver over a :class:`ProofContext`'s constraints, built on first use."""
 
@@ -115,7 +133,6 @@ class ModelSession:
         self.opts = opts
         self.cache = cache
         self._session: Session | None = None
-        self._admits: bool | None = None
         self._digest: str | None = None
 
     @property
@@ -129,12 +146,20 @@ class ModelSession:
             self._digest = constraints_digest(self.ctx.constraints())
         return question_key(self._digest, negated, vacuity, self.opts.timeout_s, self.opts.seed, LOGIC)
 
-    def admits_a_trace(self) -> bool | None:
-        """Do the network, CCA and assumptions admit a trace?  None if unknown."""
-        if self._admits is None:
-            r = self.session.check()
-            self._admits = True if isinstance(r, Sat) else (False if isinstance(r, Unsat) else None)
-        return self._admits
+    def admits_a_trace(self, formula: z3.BoolRef | None = None) -> bool | None:
+        """Do the network, CCA and assumptions admit a trace (that meets ``formula``)?
+        None if unknown.  Definite answers are kept in the context."""
+        key = formula.sexpr() if formula is not None else ""
+        known = self.ctx.witnessed.get(key)
+        if known is not None:
+            return known
+        r = self.session.check([("premise", formula)] if formula is not None else [])
+        if isinstance(r, Sat | Unsat):
+            self.ctx.witnessed[key] = isinstance(r, Sat)
+            if isinstance(r, Sat):
+                self.ctx.witnessed[""] = True  # a trace that meets the formula is a trace
+            return isinstance(r, Sat)
+        return None
 
     def refute(self, negated: z3.BoolRef, premise: z3.BoolRef | None = None) -> Check:
         """Is ``negated`` (a lemma's premise ∧ ¬conclusion) unsatisfiable with the model?
@@ -162,6 +187,9 @@ class ModelSession:
             return Check("unknown", time.perf_counter() - t0, o.reason)
         if not isinstance(r, Unsat):
             return Check("unknown", time.perf_counter() - t0, f"solver returned unknown ({r.reason})")
+        # the non-vacuity checks: the premise first, since a trace that meets it also
+        # shows that the model admits a trace (one check instead of two)
+        vacuous = premise is not None and self.admits_a_trace(premise) is False
         admits = self.admits_a_trace()
         if admits is None:
             return Check("unknown", time.perf_counter() - t0,
@@ -169,7 +197,6 @@ class ModelSession:
         if not admits:
             return Check("unknown", time.perf_counter() - t0,
                          "vacuous: the model, CCA and assumptions admit no trace, so nothing was proved")
-        vacuous = premise is not None and isinstance(self.session.check([("premise", premise)]), Unsat)
         return Check("proved", time.perf_counter() - t0, vacuous=vacuous)
 
 

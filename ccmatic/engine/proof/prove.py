@@ -1,6 +1,7 @@
-"""``prove``: every lemma (as independent tasks), the coverage of the states, the
-stitching of the lemmas into the declared transitions, the progress terms, and the
-transition graph (thesis §4.1.2, B.4)."""
+"""``prove``: every lemma (as independent tasks, or with ``together = true`` as one
+question first), the coverage of the states, the stitching of the lemmas into the
+declared transitions, the progress terms, and the transition graph (thesis §4.1.2,
+B.4)."""
 
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ from ccmatic.engine.parallel.executor import Executor, LocalExecutor, map_unorde
 from ccmatic.engine.proof.cache import ResultCache
 from ccmatic.engine.proof.context import (
     Check,
-    LemmaChecker,
     ModelSession,
     ProofContext,
+    context_of,
     explain_lemma,
 )
 from ccmatic.engine.proof.graph import GraphReport, check_graph
@@ -54,6 +55,7 @@ class LemmaReport:
     vacuous: bool = False
     cached: bool = False
     why: Violation | None = None  # how the counterexample violates the conclusion
+    together: bool = False  # proved by the one question of every check (``together = true``)
 
     def json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "verdict": self.verdict, "time_s": round(self.time_s, 3)}
@@ -63,6 +65,8 @@ class LemmaReport:
             d["vacuous"] = True
         if self.cached:
             d["cached"] = True
+        if self.together:
+            d["together"] = True
         if self.why is not None:
             d.update(violation_json(self.why))
         if self.trace is not None:
@@ -106,19 +110,44 @@ class ProofReport:
         }
 
 
+def question(ctx: ProofContext, name: str) -> tuple[z3.BoolRef, z3.BoolRef]:
+    """A check's negation and its premise: a lemma's premise ∧ ¬conclusion, or for
+    INITIAL, the [initial] conditions and invariants fail at the last step (premise
+    True: they are assumed at the start)."""
+    if name == INITIAL:
+        last = [c for _tag, c in ctx.initial_at(ctx.proof.T - 1)]
+        return z3.Not(z3.And(*last)), z3.BoolVal(True)
+    lem, values = ctx.proof.lemma(name), ctx.proof.values()
+    premise = ctx.formula(lem.premise, values)
+    return z3.And(premise, z3.Not(ctx.formula(lem.conclusion, values))), premise
+
+
 def run_lemma_task(task: LemmaTask) -> dict[str, Any]:
     """Worker entry point: check one lemma; returns a JSON-able dict."""
     t0 = time.perf_counter()
-    proof = task.proof
-    ctx = ProofContext(proof)
+    ctx = context_of(task.proof)
     cache = ResultCache(task.cache_dir) if task.cache_dir else None
-    if task.lemma == INITIAL:
-        # the [initial] conditions, assumed at the start, hold again at the last step
-        last = [c for _tag, c in ctx.initial_at(proof.T - 1)]
-        o = ModelSession(ctx, task.opts, cache).refute(z3.Not(z3.And(*last)), z3.BoolVal(True))
-    else:
-        o = LemmaChecker(ctx, task.lemma, task.opts, cache).check(proof.values())
+    o = ModelSession(ctx, task.opts, cache).refute(*question(ctx, task.lemma))
     return _task_result(task.lemma, o, time.perf_counter() - t0)
+
+
+def check_together(ctx: ProofContext, names: list[str], opts: RunOptions,
+                   cache: ResultCache | None) -> list[LemmaReport] | None:
+    """The named checks as one solver question, in this process: the disjunction of
+    their negations (``together = true``).  Unsat proves every one of them, and each
+    premise is then checked for a trace as it would be alone.  Any other answer gives
+    None, and the caller asks one question per check, so that a counterexample names
+    its lemma and is re-checked as usual."""
+    t0 = time.perf_counter()
+    model = ModelSession(ctx, opts, cache)
+    qs = [question(ctx, name) for name in names]
+    o = model.refute(z3.Or(*[neg for neg, _premise in qs]), qs[0][1])
+    if o.verdict != "proved":
+        return None
+    vacuous = [o.vacuous] + [model.admits_a_trace(premise) is False for _neg, premise in qs[1:]]
+    dt = time.perf_counter() - t0
+    return [LemmaReport(name, "proved", dt, vacuous=v, cached=o.method == "cache", together=True)
+            for name, v in zip(names, vacuous, strict=True)]
 
 
 def _task_result(name: str, o: Check, time_s: float) -> dict[str, Any]:
@@ -158,7 +187,7 @@ def prove(proof: Proof, opts: RunOptions, jobs: int, cache_dir: str | None = Non
     gets the names of the checks about to run (the lemmas, and ``INITIAL`` where the
     proof chains)."""
     t0 = time.perf_counter()
-    ctx = ProofContext(proof)  # elaborates every formula: an input error is one line before any worker starts
+    ctx = context_of(proof)  # elaborates every formula: an input error is one line before any worker starts
     chains = bool(ctx.initial_at(proof.start))  # does the proof have [initial] conditions or invariants?
     if only is not None and INITIAL in only and not chains:
         raise SpecError(Loc(proof.path), f"'{INITIAL}' is not a check of this proof: it has no [initial] "
@@ -170,9 +199,17 @@ def prove(proof: Proof, opts: RunOptions, jobs: int, cache_dir: str | None = Non
         on_start(names)
     cache = ResultCache(cache_dir) if cache_dir else None
     coverage, checks = check_structure(ctx, opts, cache)
-    tasks = [LemmaTask(proof, name, opts, cache_dir) for name in names]
-    jobs = max(1, min(jobs, len(tasks)))
-    done = {r.name: r for r in check_lemmas(tasks, jobs, on_lemma, executor)}
+    joint = check_together(ctx, names, opts, cache) if proof.together and len(names) > 1 else None
+    if joint is not None:
+        jobs = 1
+        for r in joint:
+            if on_lemma is not None:
+                on_lemma(r)
+        done = {r.name: r for r in joint}
+    else:
+        tasks = [LemmaTask(proof, name, opts, cache_dir) for name in names]
+        jobs = max(1, min(jobs, len(tasks)))
+        done = {r.name: r for r in check_lemmas(tasks, jobs, on_lemma, executor)}
     for r in done.values():
         if r.trace is not None and r.name != INITIAL:
             r.why = explain_lemma(ctx, proof.lemma(r.name), proof.values(), r.trace)
