@@ -164,7 +164,7 @@ def test_a_command_imports_only_what_it_needs() -> None:
     loaded = set(done.stdout.splitlines()[-1].split())
     assert "ccmatic.engine.verify" in loaded
     for heavy in ("ccmatic.engine.cegis", "ccmatic.engine.parallel.executor", "ccmatic.sim.grid",
-                  "ccmatic.engine.proof.prove", "matplotlib", "sympy", "numpy", "networkx"):
+                  "ccmatic.engine.proof.prove", "matplotlib", "sympy", "numpy"):
         assert heavy not in loaded, heavy
 
 

@@ -14,7 +14,7 @@ LAYERS = ["core", "spec", "semantics", "encode", "sim", "engine", "export", "io"
 MAX_LINES = 400
 #: third-party libraries imported where used, because they are large and only some
 #: commands need them (start-up time)
-LAZY_OK = {"matplotlib", "matplotlib.pyplot", "sympy", "ray", "numpy", "networkx"}
+LAZY_OK = {"matplotlib", "matplotlib.pyplot", "sympy", "ray", "numpy"}
 
 
 def modules() -> dict[str, Path]:
@@ -79,7 +79,7 @@ def test_layers_import_downwards(module: str) -> None:
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_imports_inside_functions(module: str) -> None:
     _, local = imports(MODULES[module])
-    bad = [(line, n) for line, n in local if n.split(".")[0] not in ("matplotlib", "sympy", "ray", "numpy", "networkx")
+    bad = [(line, n) for line, n in local if n.split(".")[0] not in ("matplotlib", "sympy", "ray", "numpy")
            and n not in LAZY_OK]
     assert not bad, f"{module}: imports inside functions (move them to the top): {bad}"
 
