@@ -1,4 +1,4 @@
-"""Non-vacuity: the premises admit at least one trace.
+"""Steady-state traces: non-vacuity first, and counterexamples on periodic questions.
 
 After the deciding check is unsat (proved, or an exists question without a witness),
 :func:`ccmatic.engine.verify.solve` must show that the network, the CCA, the initial
@@ -26,6 +26,13 @@ so that no mistake here can turn a contradictory setup into "proved".  If no ste
 state is found in time (there may be none: the premises may pin a transient), the
 base constraints alone are checked as before, under the run's own time limit: that
 check, not this module, says "vacuous".
+
+The same narrowing finds counterexamples.  On a periodic question whose deciding
+check is not decided within a first slice, :func:`steady_counterexample` looks for a
+counterexample among steady states of :func:`witness_shapes` before the whole check
+runs again (:func:`ccmatic.engine.verify.decide`); CCAC's BBR question at T = 30 has
+one of period 4 from step 4, found in seconds where an arbitrary witness took
+minutes.  Such a counterexample is re-checked exactly and replayed like any other.
 """
 
 from __future__ import annotations
