@@ -75,12 +75,16 @@ class ConcreteTrace:
     extra: dict[str, Value] = field(default_factory=dict)
 
 
+#: how a proof's premises were shown to admit a trace (:mod:`ccmatic.engine.witness`)
+TraceBy = Literal["steady state", "solver"]
+
+
 @dataclass(frozen=True)
 class Proved:
     T: int
     #: how the premises were shown to admit a trace (no vacuous proof): "steady state"
     #: (a periodic trace, re-checked exactly) or "solver", and that check's seconds
-    trace_by: str = "solver"
+    trace_by: TraceBy = "solver"
     trace_s: float = 0.0
     verdict: Verdict = "proved"
 

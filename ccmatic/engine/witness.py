@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import z3
 
+from ccmatic.core.results import TraceBy
 from ccmatic.encode.trace import SymbolicTrace, Tagged
 from ccmatic.engine.recheck import RecheckError, recheck
 from ccmatic.engine.session import Answer, Sat, Session
@@ -63,8 +64,8 @@ FIRST_SLICE_RLIMIT = 50_000_000
 #: within 15–84 million over seeds 0–2)
 WITNESS_RLIMIT = 400_000_000
 
-STEADY = "steady state"
-SOLVER = "solver"
+STEADY: TraceBy = "steady state"
+SOLVER: TraceBy = "solver"
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class TraceCheck:
     its sat, unsat or unknown), in ``seconds``."""
 
     answer: Answer
-    by: str
+    by: TraceBy
     seconds: float
     note: str = ""  # why the steady state was not used, if it was tried
 
@@ -104,12 +105,11 @@ def steady_state(tr: SymbolicTrace, K: int, start: int = 0) -> list[Tagged]:
     amount over any K steps, from step ``start`` on (constraints that only narrow the
     traces: a model of base ∧ these is a model of base)."""
     cumulative, levels = series(tr)
-    s0 = start
     out: list[Tagged] = []
     for x in cumulative:
-        out += [("steady state", x[t + K] - x[t] == x[s0 + K] - x[s0]) for t in range(s0 + 1, tr.T - K)]
+        out += [("steady state", x[t + K] - x[t] == x[start + K] - x[start]) for t in range(start + 1, tr.T - K)]
     for x in levels:
-        out += [("steady state", x[t + K] == x[t]) for t in range(s0, tr.T - K)]
+        out += [("steady state", x[t + K] == x[t]) for t in range(start, tr.T - K)]
     return out
 
 

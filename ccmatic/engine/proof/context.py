@@ -96,6 +96,11 @@ class ProofContext:
     def formula(self, src: Source, values: dict[str, Fraction], t: int | None = None) -> z3.BoolRef:
         return as_bool(self.problem.formula(self.scope(values).condition(src, t)))
 
+    def lemma_question(self, lemma: Lemma, values: dict[str, Fraction]) -> tuple[z3.BoolRef, z3.BoolRef]:
+        """A lemma's premise ∧ ¬conclusion (unsat: the lemma holds) and its premise."""
+        premise = self.formula(lemma.premise, values)
+        return z3.And(premise, z3.Not(self.formula(lemma.conclusion, values))), premise
+
     def invariants_at(self, t: int, values: dict[str, Fraction]) -> list[Tagged]:
         """The proof's ``invariant`` formulas at step t, with these constant values."""
         return [(f"proof: invariant {src.text}", self.formula(src, values, t)) for src in self.proof.invariants]
@@ -212,8 +217,8 @@ class LemmaChecker:
         return self.ctx.formula(self.lemma.premise, values), self.ctx.formula(self.lemma.conclusion, values)
 
     def check(self, values: dict[str, Fraction], vacuity: bool = True) -> Check:
-        premise, conclusion = self.terms(values)
-        return self.model.refute(z3.And(premise, z3.Not(conclusion)), premise if vacuity else None)
+        negated, premise = self.ctx.lemma_question(self.lemma, values)
+        return self.model.refute(negated, premise if vacuity else None)
 
 
 def explain_lemma(ctx: ProofContext, lemma: Lemma, values: dict[str, Fraction], trace: ConcreteTrace) -> Violation:

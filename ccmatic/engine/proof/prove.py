@@ -117,9 +117,7 @@ def question(ctx: ProofContext, name: str) -> tuple[z3.BoolRef, z3.BoolRef]:
     if name == INITIAL:
         last = [c for _tag, c in ctx.initial_at(ctx.proof.T - 1)]
         return z3.Not(z3.And(*last)), z3.BoolVal(True)
-    lem, values = ctx.proof.lemma(name), ctx.proof.values()
-    premise = ctx.formula(lem.premise, values)
-    return z3.And(premise, z3.Not(ctx.formula(lem.conclusion, values))), premise
+    return ctx.lemma_question(ctx.proof.lemma(name), ctx.proof.values())
 
 
 def run_lemma_task(task: LemmaTask) -> dict[str, Any]:
