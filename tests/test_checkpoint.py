@@ -197,3 +197,24 @@ def test_signal_stops_search_and_evaluate(tmp_path: Path, name: str, sig: int) -
     last stderr line says "interrupted", no traceback."""
     code, _out, err = _stop(name, sig, tmp_path)
     assert code == 3 and "interrupted" in err.splitlines()[-1] and "Traceback" not in err
+
+
+def test_a_signal_waits_for_a_critical_section() -> None:
+    """SIGTERM inside ``critical()`` (a worker being spawned) raises nothing there; it
+    raises KeyboardInterrupt soon after the section ends, with the signal recorded."""
+    import time
+
+    from ccmatic.engine.interrupt import Interrupts, critical
+
+    with Interrupts() as stop:
+        with critical():
+            os.kill(os.getpid(), signal.SIGTERM)
+            deadline = time.monotonic() + 0.2
+            while time.monotonic() < deadline:  # bytecodes run: the handler is called, and defers
+                pass
+        assert stop()
+        with pytest.raises(KeyboardInterrupt):
+            deadline = time.monotonic() + 2
+            while time.monotonic() < deadline:
+                time.sleep(0.005)
+    assert stop.signum == signal.SIGTERM

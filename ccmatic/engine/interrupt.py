@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import FrameType, TracebackType
 from typing import Self
 
@@ -28,9 +30,10 @@ class Interrupts:
 
     ``cooperative=True``: only set the flag (and interrupt Z3); the run polls
     ``stop()`` and ends cleanly (CEGIS keeps its solutions).  Otherwise the signal
-    also raises :class:`KeyboardInterrupt`, but never inside Z3's Python API or a
+    also raises :class:`KeyboardInterrupt`, but never inside Z3's Python API, a
     destructor (an exception there leaves half-built objects, or is printed as
-    "Exception ignored" and dropped): the signal is then sent again 10 ms later, while
+    "Exception ignored" and dropped) or a :func:`critical` section: the signal is then
+    sent again 10 ms later, while
     the watcher has already interrupted Z3.  Outside the main thread this is a no-op
     (signals are delivered to the main thread only)."""
 
@@ -119,8 +122,28 @@ class Interrupts:
 Z3_DIR = os.path.dirname(z3.__file__) + os.sep
 
 
+_critical_depth = 0
+
+
+@contextmanager
+def critical() -> Iterator[None]:
+    """A section of the main thread that a signal must not cut short, such as starting
+    a worker process: a spawned child whose parent stops before handing it its task
+    dies with a traceback of its own.  :class:`Interrupts` raises
+    :class:`KeyboardInterrupt` after the section instead (Z3 is interrupted at once)."""
+    global _critical_depth
+    _critical_depth += 1
+    try:
+        yield
+    finally:
+        _critical_depth -= 1
+
+
 def _unsafe(frame: FrameType | None) -> bool:
-    """Whether the interrupted code runs in Z3's Python API or in a destructor."""
+    """Whether the interrupted code runs in Z3's Python API, in a destructor or in a
+    :func:`critical` section."""
+    if _critical_depth > 0:
+        return True
     while frame is not None:
         if frame.f_code.co_name == "__del__" or frame.f_code.co_filename.startswith(Z3_DIR):
             return True

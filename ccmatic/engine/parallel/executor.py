@@ -25,6 +25,7 @@ from typing import Any, Protocol, TypeVar
 
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.limits import deep_recursion
+from ccmatic.engine.interrupt import critical
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -127,7 +128,8 @@ class LocalExecutor:
     def submit(self, fn: Callable[[Any], Any], arg: Any) -> Any:
         if self.in_process:
             return _Inline(fn, arg)
-        f = self._procs().submit(fn, arg)
+        with critical():  # submit may spawn a worker: a signal must not cut the handshake
+            f = self._procs().submit(fn, arg)
         self._futures = [x for x in self._futures if not x.done()] + [f]
         return f
 
@@ -147,9 +149,10 @@ class LocalExecutor:
     def cex_pool(self) -> CexPool:
         if self.in_process:
             return _ListPool([])
-        if self._manager is None:
-            self._manager = multiprocessing.get_context("spawn").Manager()
-        return _ListPool(self._manager.list())
+        with critical():
+            if self._manager is None:
+                self._manager = multiprocessing.get_context("spawn").Manager()
+            return _ListPool(self._manager.list())
 
     def close(self) -> None:
         """Shut the workers down.  Tasks still running mean the caller stopped
