@@ -29,6 +29,8 @@ def one(mbps: float, duration: float) -> dict[str, float]:
     fps = (c.frames_in) / duration
     return {"fps": fps, "late_p99_ms": c.late_p99_s * 1000, "over_1ms": c.late_over_1ms / max(1, c.frames_out),
             "dropped": c.dropped, "ok": float(c.conserved and c.in_order), "util": m.utilization,
+            "cpu": r.delay_line["cpu_s"] / duration, "reordered": c.reordered, "reord_seen": c.reord_seen,
+            "held": c.held, "unread": c.kernel_rx_unread, "tx_extra": c.kernel_tx_extra,
             "rtt_max_ms": m.flows[0].rtt_max * 1000, "rtt_expected_ms": (R + cfg.buffer / C) * 1000}
 
 
@@ -44,15 +46,19 @@ def main() -> None:
     for _ in range(a.runs):
         for mbps in res:
             res[mbps].append(one(mbps, a.duration))
-    print("| Mbit/s | frames/s | late p99 ms | frames > 1 ms late | socket drops | conserved, in order | "
+    print("| Mbit/s | frames/s | line's CPU | late p99 ms | frames > 1 ms late | socket drops | conserved, in order | "
           "utilization | max RTT ms (expected) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for mbps, rs in res.items():
         def med(k: str, rs: list[dict[str, float]] = rs) -> float:
             return statistics.median(x[k] for x in rs)
-        print(f"| {mbps:g} | {med('fps'):,.0f} | {med('late_p99_ms'):.2f} | {med('over_1ms'):.2%} | "
+        print(f"| {mbps:g} | {med('fps'):,.0f} | {med('cpu'):.0%} | {med('late_p99_ms'):.2f} | {med('over_1ms'):.2%} | "
               f"{max(x['dropped'] for x in rs):g} | {sum(x['ok'] for x in rs):g}/{len(rs)} | {med('util'):.1%} | "
               f"{med('rtt_max_ms'):.1f} ({rs[0]['rtt_expected_ms']:.1f}) |")
+    for mbps, rs in res.items():
+        bad = [{k: x[k] for k in ("reordered", "reord_seen", "held", "unread", "tx_extra")} for x in rs if not x["ok"]]
+        if bad:
+            print(f"{mbps:g} Mbit/s, failed checks: {bad}")
 
 
 if __name__ == "__main__":

@@ -201,7 +201,8 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
     for name, s in (("a", a), ("b", b)):
         p, d = _sock_stats(s)
         kernel[name] = [kernel[name][0] + p, kernel[name][1] + d]
-    return {"data": fwd.stats(), "acks": back.stats(), "realtime": rt,
+    cpu = os.times()
+    return {"data": fwd.stats(), "acks": back.stats(), "realtime": rt, "cpu_s": cpu.user + cpu.system,
             "socket_drops": {"a": kernel["a"][1], "b": kernel["b"][1]},
             "socket_packets": {"a": kernel["a"][0], "b": kernel["b"][0]}}
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import signal
 import socket
+import struct
 import sys
 import threading
 import time
@@ -35,10 +36,21 @@ class SendFlow:
     start: float      # s after the common start
 
 
+def abortive(s: socket.socket) -> None:
+    """Close with a reset (SO_LINGER 0), also when the process is killed: no orphan
+    socket outlives the run (an orphan keeps its namespace, and an exported CCA's
+    program, alive in the kernel for minutes)."""
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
 def _drain(conn: socket.socket) -> None:
     buf = bytearray(CHUNK)
     with conn:
-        while conn.recv_into(buf):
+        abortive(conn)
+        try:
+            while conn.recv_into(buf):
+                pass
+        except OSError:  # the sender's reset at the end
             pass
 
 
@@ -72,6 +84,7 @@ def _pump(sock: socket.socket, end: float) -> None:
 
 def _connect(f: SendFlow) -> socket.socket:
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    abortive(s)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, f.cca.encode())
     s.connect((f.host, f.port))
     s.settimeout(1.0)  # a send blocked at the end of the run returns

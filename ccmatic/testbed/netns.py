@@ -26,6 +26,11 @@ ROLES = ("s", "r", "d", "c")
 NAME = re.compile(rf"^{PREFIX}(\d+)([a-z])$")
 SENDER_IP, ROUTER_IP_S, ROUTER_IP_C, RECEIVER_IP = "10.201.1.1", "10.201.1.2", "10.201.2.1", "10.201.2.2"
 OFFLOADS = ("tso", "gso", "gro", "tx")
+#: every veth's receive processing on one CPU (RPS mask): a veth hands a frame to the
+#: backlog of the CPU that sent it, and two CPUs' backlogs drain in either order, so
+#: a flow's frames sent from two CPUs (its process, its ACK-clocked softirq) would
+#: be reordered; one backlog keeps them in the order they were sent
+RPS_CPUS = "1"
 #: sysctls per namespace: no IPv6 chatter; socket buffers that never limit a flow
 #: (the window, not the buffer, must be what the CCA decides)
 BUFFERS = "4096 131072 134217728"
@@ -75,6 +80,7 @@ def _veth(net: Net, a: tuple[str, int], b: tuple[str, int]) -> None:
     for role, n in (a, b):
         ns, dev = net.ns(role), net.dev(role, n)
         run(in_ns(ns, "ethtool", "-K", dev, *(x for o in OFFLOADS for x in (o, "off"))))
+        run(in_ns(ns, "sh", "-c", f"echo {RPS_CPUS} > /sys/class/net/{dev}/queues/rx-0/rps_cpus"))
         run(["ip", "-n", ns, "link", "set", dev, "up"])
 
 

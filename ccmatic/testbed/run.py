@@ -31,7 +31,7 @@ from ccmatic.testbed.results import HEADERS, payload_rate, sim_result, summary
 
 PORT = 5201
 #: the delay line's limit on one core (frames per second, both directions; docs/testbed.md)
-MAX_FRAMES_PER_S = 12_000
+MAX_FRAMES_PER_S = 25_000
 TOOLS = {"ip": "iproute2", "tc": "iproute2", "ethtool": "ethtool"}
 
 
@@ -180,10 +180,10 @@ def _follow_schedule(net: netns.Net, cfg: TestbedConfig, sender: subprocess.Pope
 
 
 def run(cfg: TestbedConfig, say: Callable[[str], None]) -> TestbedRun:
+    check_rate(cfg)
     why = missing(any(not f.cca.kernel for f in cfg.flows))
     if why is not None:
         raise TestbedError(f"cannot run the testbed: {why}")
-    check_rate(cfg)
     stale = remove_stale()
     if stale:
         say(f"removed what an earlier run left: {', '.join(stale)}")
