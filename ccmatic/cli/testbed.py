@@ -145,7 +145,7 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
                    "(default: R; 0 on the ideal link)")
     s.add_argument("--agg", default="uniform", help="ack_agg releases: uniform (default) or fixed")
     s.add_argument("--buffer", default="1", help="drop-tail buffer in BDPs of the shortest flow (default 1)")
-    s.add_argument("--duration", default="10", help="seconds (default 10)")
+    s.add_argument("--duration", default="30", help="seconds (default 30)")
     s.add_argument("--flows", type=int, default=None, help="number of flows (default 1)")
     s.add_argument("--stagger", default=None, help="start flow i at i*S seconds (default 0)")
     s.add_argument("--warmup", default=None, help="seconds excluded from the metrics (default 20%% of the run)")

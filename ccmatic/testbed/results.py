@@ -7,7 +7,8 @@ sent (``bytes_sent``, retransmissions included) and lost (``bytes_retrans``: eac
 retransmitted byte counts as one lost; a drop-tail path retransmits what it dropped),
 interpolated linearly between samples.  The RTT samples are the socket's smoothed RTT
 (``tcpi_rtt``: Linux exposes no single sample; its gain of 1/8 per ACK lags a few
-ACKs, ~1 ms at these rates).  The queue is the queueing delay RTT − RTprop times C,
+ACKs, ~1 ms at these rates).  The queue is the queueing delay RTT − RTprop times C
+(the rate then, under a schedule),
 the mean over the flows sending (all of them share the bottleneck's one FIFO); its
 peak per tick is the largest flow's.  All bytes are TCP payload: C is the payload a
 full-sized frame carries at the link's rate (``payload_rate``)."""
@@ -71,10 +72,12 @@ def _queue(cfg: SimConfig, samples: list[Samples], ends: np.ndarray) -> tuple[np
     import numpy as np
 
     q = np.full((len(ends), len(samples)), np.nan)
+    sched = cfg.link.schedule
+    C = np.full(len(ends), cfg.link.C) if sched is None else sched.rates(ends)
     for f, (fl, s) in enumerate(zip(cfg.flows, samples)):
         if len(s.cols["t"]):
             on = ends >= s.cols["t"][0]
-            q[on, f] = np.maximum(0.0, s.at("srtt", ends[on]) - fl.R) * cfg.link.C
+            q[on, f] = np.maximum(0.0, s.at("srtt", ends[on]) - fl.R) * C[on]
     any_on = ~np.all(np.isnan(q), axis=1)
     mean, peak = np.zeros(len(ends)), np.zeros(len(ends))
     mean[any_on] = np.nanmean(q[any_on], axis=1)
