@@ -60,13 +60,14 @@ class Registry:
         rtprop_us = max(1, round(R * 1e6))
         key = (cca.program.path, rtprop_us, cca.D_steps)
         if key not in self.names:
-            self.names[key] = self._register(cca.program, rtprop_us, cca.D_steps, say)
+            # named before registering: a signal during bpftool still unregisters it
+            name = self.names[key] = f"{PREFIX}{self.pid}_{len(self.names)}"
+            self._register(cca.program, rtprop_us, cca.D_steps, name, say)
         return self.names[key]
 
-    def _register(self, prog: CcaProgram, rtprop_us: int, D: int, say: Callable[[str], None]) -> str:
+    def _register(self, prog: CcaProgram, rtprop_us: int, D: int, name: str, say: Callable[[str], None]) -> None:
         if self.workdir is None:
             self.workdir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{self.pid}_"))
-        name = f"{PREFIX}{self.pid}_{len(self.names)}"
         s = Settings(D=D)
         src = self.workdir / f"{name}.bpf.c"
         src.write_text(bpf_source(generate(prog, s), s, name, rtprop_us))
@@ -75,7 +76,6 @@ class Registry:
         build.register(obj)
         if name not in build.available():
             raise build.BuildError(f"{name} was registered but the kernel does not list it")
-        return name
 
     def close(self) -> list[str]:
         """Unregister everything this run registered; the names unregistered.  The

@@ -75,11 +75,13 @@ def sink(host: str, port: int, n: int) -> None:
 
 def _pump(sock: socket.socket, end: float) -> None:
     data = b"\x5a" * CHUNK
-    try:
-        while time.monotonic() < end:
+    while time.monotonic() < end:
+        try:
             sock.send(data)
-    except OSError:
-        pass
+        except TimeoutError:  # a full send buffer (a slow flow): keep it backlogged
+            continue
+        except OSError:
+            return
 
 
 def _connect(f: SendFlow) -> socket.socket:
@@ -87,7 +89,7 @@ def _connect(f: SendFlow) -> socket.socket:
     abortive(s)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, f.cca.encode())
     s.connect((f.host, f.port))
-    s.settimeout(1.0)  # a send blocked at the end of the run returns
+    s.settimeout(0.2)  # a send blocked at the end of the run returns
     return s
 
 
