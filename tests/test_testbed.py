@@ -7,6 +7,7 @@ buffer), and nothing is left behind after SIGTERM or a crash."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import signal
 import struct
@@ -15,10 +16,12 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ccmatic.cli.main import main
 from ccmatic.export import build
+from ccmatic.sim.links import RateSchedule
 from ccmatic.sim.metrics import metrics
 from ccmatic.spec.cca import load_cca
 from ccmatic.testbed import netns, tcpinfo
@@ -200,3 +203,31 @@ def test_a_crashed_runs_leftovers_are_removed() -> None:
     gone = tb.remove_stale()
     assert any(g.startswith(f"{netns.PREFIX}{p.pid}") for g in gone)
     assert _mine(p.pid) == ([], [], [])
+
+
+@pytest.mark.slow
+@needs_testbed
+def test_rate_schedule_changes_the_bottleneck() -> None:
+    C, half = 40e6 / 8, 20e6 / 8
+    cfg = tb.TestbedConfig(C, round(C * R), (tb.TestbedFlow(FlowCca("cubic", None), R),), 6.0,
+                           schedule=RateSchedule(((0.0, C), (3.0, half))))
+    r = tb.run(cfg, lambda line: None)
+    ends = (np.arange(len(r.result.queue)) + 1) * r.result.dt
+    got = r.result.delivered[:, 0]
+    before = got[(ends > 1.5) & (ends <= 3.0)].sum() / 1.5
+    after = got[(ends > 4.0) & (ends <= 6.0)].sum() / 2.0
+    assert before == pytest.approx(payload_rate(C, 1448), rel=0.1)
+    assert after == pytest.approx(payload_rate(half, 1448), rel=0.1)
+
+
+@pytest.mark.slow
+@needs_testbed
+def test_two_runs_at_once_and_json() -> None:
+    ps = [_start("reno", "--C", "20", "--R", "20", "--duration", "3", "--json") for _ in range(2)]
+    for p in ps:
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+        doc = json.loads(out)
+        assert doc["metrics"]["utilization"] >= 0.8
+        assert doc["delay_line"]["conserved"] and doc["delay_line"]["in_order"]
+        assert _mine(p.pid) == ([], [], [])

@@ -87,6 +87,9 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_TOOL
     m = metrics(r.result, warm)
     dl = check(r)
+    if not r.delay_line.get("realtime", False):
+        say("warning: the delay line ran without a real-time priority (SCHED_FIFO refused): on a busy machine its "
+            "frames may leave late (see its 'late p99')")
     if args.plot:
         plot_run(r.result, args.plot)
     if series is not None:
