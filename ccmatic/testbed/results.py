@@ -9,8 +9,10 @@ interpolated linearly between samples.  The RTT samples are the socket's smoothe
 (``tcpi_rtt``: Linux exposes no single sample; its gain of 1/8 per ACK lags a few
 ACKs, ~1 ms at these rates).  The queue is the queueing delay RTT − RTprop times C
 (the rate then, under a schedule),
-the mean over the flows sending (all of them share the bottleneck's one FIFO); its
-peak per tick is the largest flow's.  All bytes are TCP payload: C is the payload a
+the smallest over the flows sending: all of them wait in the bottleneck's one FIFO,
+and what else lengthens one flow's RTT (the receiver's delayed ACKs of a slow flow,
+the ACK path's jitter) only adds; its peak per tick is the same value (nothing is
+seen within a tick).  All bytes are TCP payload: C is the payload a
 full-sized frame carries at the link's rate (``payload_rate``)."""
 
 from __future__ import annotations
@@ -79,10 +81,9 @@ def _queue(cfg: SimConfig, samples: list[Samples], ends: np.ndarray) -> tuple[np
             on = ends >= s.cols["t"][0]
             q[on, f] = np.maximum(0.0, s.at("srtt", ends[on]) - fl.R) * C[on]
     any_on = ~np.all(np.isnan(q), axis=1)
-    mean, peak = np.zeros(len(ends)), np.zeros(len(ends))
-    mean[any_on] = np.nanmean(q[any_on], axis=1)
-    peak[any_on] = np.nanmax(q[any_on], axis=1)
-    return mean, peak
+    out = np.zeros(len(ends))
+    out[any_on] = np.nanmin(q[any_on], axis=1)
+    return out, out.copy()
 
 
 def _record(s: Samples, R: float) -> FlowRecord:
