@@ -231,3 +231,17 @@ def test_two_runs_at_once_and_json() -> None:
         assert doc["metrics"]["utilization"] >= 0.8
         assert doc["delay_line"]["conserved"] and doc["delay_line"]["in_order"]
         assert _mine(p.pid) == ([], [], [])
+
+
+@pytest.mark.slow
+@needs_testbed
+def test_cli_outputs_and_refusals(tmp_path: Path) -> None:
+    series, plot = tmp_path / "s.csv", tmp_path / "p.png"
+    code, out, err = run_cli("testbed", "cubic", "--C", "20", "--R", "20", "--duration", "2", "--series", str(series),
+                             "--plot", str(plot))
+    assert code == 0, err
+    assert "utilization" in out and "delay line:" in out and "conserved" in out
+    assert series.read_text().startswith("flow,cca,time_s,") and plot.stat().st_size > 10_000
+    code, _out, err = run_cli("testbed", str(ROOT / "templates" / "aimd.cca"), "--duration", "2")
+    assert code == 2 and err.count("\n") == 1 and "choose()" in err
+    assert _mine(os.getpid()) == ([], [], [])
