@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ccmatic"
-LAYERS = ["core", "spec", "semantics", "encode", "sim", "engine", "export", "io", "cli"]
+LAYERS = ["core", "spec", "semantics", "encode", "sim", "engine", "export", "testbed", "io", "cli"]
 MAX_LINES = 400
 #: third-party libraries imported where used, because they are large and only some
 #: commands need them (start-up time)

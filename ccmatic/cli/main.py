@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "contract": ("ccmatic.cli.contract", "measure a CCA's contract rate = f(statistic) on simulated dumbbells (thesis §5.2)"),
     "check": ("ccmatic.cli.check", "load and validate a CCA file or query without solving"),
     "export": ("ccmatic.cli.export", "a CCA file as a Linux tcp_congestion_ops eBPF program (docs/export.md)"),
+    "testbed": ("ccmatic.cli.testbed", "real Linux TCP flows on an emulated link (docs/testbed.md)"),
 }
 
 

@@ -1,0 +1,158 @@
+"""``ccmatic testbed``: real Linux TCP flows on an emulated dumbbell (docs/testbed.md),
+with ``simulate``'s flags, metrics and outputs.
+
+Flows run the kernel's ``reno``, ``cubic`` or ``bbr`` (BBRv1) by name, or any CCA
+file that ``ccmatic export`` can export (a path, or a library name other than
+those three), registered for the run.  C in Mbit/s on the wire, R and D in ms, the
+buffer in BDPs (C · R of the shortest flow), durations in seconds."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, TextIO
+
+from ccmatic.cli.common import Subparsers, describe_schedule, library, rate_schedule
+from ccmatic.core.errors import Loc, SpecError
+from ccmatic.core.files import PLOT_SUFFIXES, output_file
+from ccmatic.export.build import BuildError
+from ccmatic.io.sim_args import (
+    agg_kind,
+    check_flows,
+    check_seed,
+    check_warmup,
+    link_kind,
+    milliseconds,
+    positive_number,
+)
+from ccmatic.io.sim_plots import plot_run
+from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
+from ccmatic.sim.links import LINK_KINDS
+from ccmatic.sim.metrics import metrics
+from ccmatic.spec.cca import load_cca
+from ccmatic.testbed.ccas import KERNEL, FlowCca
+from ccmatic.testbed.run import TestbedConfig, TestbedError, TestbedFlow, TestbedRun, run
+from ccmatic.testbed.selfcheck import check
+
+EXIT_MISSING = 2  # root or a tool is missing: one line, as bad input
+EXIT_TOOL = 1     # a tool failed while running
+
+
+def flow_cca(args: argparse.Namespace, name: str, D_steps: int) -> FlowCca:
+    if name in KERNEL:
+        return FlowCca(name, None)
+    return FlowCca(name, load_cca(library(args).require("templates", name)), D_steps)
+
+
+def config(args: argparse.Namespace) -> tuple[TestbedConfig, float]:
+    """The run's configuration and the warm-up, from the flags (one line each when wrong)."""
+    Rs = [r / 1000 for r in milliseconds("--R", args.R)]
+    nflows = check_flows(args.flows or 1)
+    check_seed(args.seed)
+    if len(Rs) not in (1, nflows):
+        raise SpecError(Loc("--R"), f"give one RTprop or one per flow ({nflows}), got {len(Rs)}")
+    C = positive_number("--C", args.C) * 1e6 / 8
+    kind = link_kind(args.model)
+    D = (0.0 if kind == "ideal" else min(Rs)) if args.D is None else positive_number("--D", args.D, True) / 1000
+    agg = agg_kind(args.agg, kind)
+    duration = positive_number("--duration", args.duration)
+    sched = None if args.rate_schedule is None else rate_schedule(args.rate_schedule, C, duration)
+    stagger = positive_number("--stagger", args.stagger, allow_zero=True) if args.stagger else 0.0
+    buffer = positive_number("--buffer", args.buffer) * C * min(Rs)
+    names = [args.cca] + list(args.with_cca or [])
+    progs = {n: flow_cca(args, n, round(D / min(Rs))) for n in set(names)}
+    flows = tuple(TestbedFlow(progs[names[i % len(names)]], Rs[i % len(Rs)], i * stagger) for i in range(nflows))
+    warm = check_warmup(duration * 0.2 if args.warmup is None else
+                        positive_number("--warmup", args.warmup, allow_zero=True), duration)
+    return TestbedConfig(C, round(buffer), flows, duration, kind, D, agg, args.seed, sched), warm
+
+
+def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    cfg, warm = config(args)
+    if args.plot:
+        output_file("--plot", args.plot, PLOT_SUFFIXES)
+    series = output_file("--series", args.series, SERIES_SUFFIXES) if args.series else None
+
+    def say(line: str) -> None:
+        err.write(line + "\n")
+
+    try:
+        r = run(cfg, say)
+    except TestbedError as e:
+        err.write(f"error: {e}\n")
+        return EXIT_MISSING
+    except BuildError as e:
+        err.write(f"error: {str(e).splitlines()[0]}\n")
+        return EXIT_TOOL
+    m = metrics(r.result, warm)
+    dl = check(r)
+    if not r.delay_line.get("realtime", False):
+        say("warning: the delay line ran without a real-time priority (SCHED_FIFO refused): on a busy machine its "
+            "frames may leave late (see its 'late p99')")
+    if args.plot:
+        plot_run(r.result, args.plot)
+    if series is not None:
+        write_series(r.result, series)
+    if args.json:
+        out.write(json.dumps({"config": summary(cfg, args, warm, r), "metrics": m.json(), "delay_line": dl.json(),
+                              "bottleneck": r.bottleneck, "raw": r.delay_line}, indent=2) + "\n")
+        return 0
+    names = sorted({f.cca.name for f in cfg.flows})
+    rates = f"C={args.C} Mbit/s" + ("" if cfg.schedule is None else
+                                   f" ({describe_schedule(cfg.schedule, args.rate_schedule)})")
+    out.write(f"{', '.join(names)} x{len(cfg.flows)} on the testbed ({cfg.model}): {rates}, R={args.R} ms, "
+              f"D={cfg.D * 1000:g} ms, buffer={args.buffer} BDP ({cfg.buffer:,} bytes), {cfg.duration:g} s\n")
+    out.write(f"  utilization {m.utilization:.1%}   queue mean {m.queue_mean_bdp:.2f} BDP, max {m.queue_max_bdp:.2f} "
+              f"BDP   loss {m.loss_per_R_mean:.2f} pkts/R (max {m.loss_per_R_max:.1f} in one R), rate {m.loss_rate:.2%}\n")
+    conv = "never" if m.convergence_time is None else f"{m.convergence_time:.2f} s"
+    out.write(f"  convergence {conv}   Jain's index {m.jain:.3f}   (measured after {warm:g} s)\n")
+    out.writelines(f"  flow {i} ({f.cca.name} as {r.kernel_names[i]}, R={f.R * 1000:g} ms): throughput "
+                   f"{fm.throughput * 8 / 1e6:.2f} Mbit/s ({fm.share:.1%}), RTT mean {fm.rtt_mean * 1000:.1f} ms "
+                   f"({fm.rtt_ratio:.2f} RTprop), max {fm.rtt_max * 1000:.1f} ms\n"
+                   for i, (f, fm) in enumerate(zip(cfg.flows, m.flows)))
+    b = r.bottleneck
+    out.write(f"  bottleneck (tbf): {b.get('packets', 0):,} frames sent, {b.get('drops', 0):,} dropped\n")
+    out.write(f"  {dl.line()}\n")
+    if args.plot:
+        out.write(f"  plot: {args.plot}\n")
+    if series is not None:
+        out.write(f"  series: {series}\n")
+    return 0
+
+
+def summary(cfg: TestbedConfig, args: argparse.Namespace, warm: float, r: TestbedRun) -> dict[str, Any]:
+    flows = [{"cca": f.cca.name, "kernel_name": n, "R_s": f.R, "start_s": f.start,
+              **({} if f.cca.program is None else {"file": str(Path(f.cca.program.path).resolve())})}
+             for f, n in zip(cfg.flows, r.kernel_names)]
+    sched = cfg.schedule
+    return {"link": cfg.model, "C_bytes_per_s": cfg.C, "C_payload_bytes_per_s": r.result.config.link.C,
+            "D_s": cfg.D, **({} if cfg.agg == "uniform" else {"agg": cfg.agg}),
+            "rate_schedule": None if sched is None else {
+                "spec": args.rate_schedule, "points": [{"time_s": t, "C_bytes_per_s": c} for t, c in sched.points]},
+            "buffer_bytes": cfg.buffer, "flows": flows, "duration_s": cfg.duration, "mss": cfg.mss,
+            "seed": cfg.seed, "warmup_s": warm, "removed_stale": r.removed_stale}
+
+
+def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
+    s = sub.add_parser("testbed", parents=[common], help=summary, description=__doc__)
+    s.add_argument("cca", help=f"{', '.join(KERNEL)} (the kernel's), or a CCA file or name to export")
+    s.add_argument("--with", dest="with_cca", action="append", metavar="CCA",
+                   help="another CCA; flows take the CCAs in turn (repeatable)")
+    s.add_argument("--model", default="ideal", help=f"link: {', '.join(LINK_KINDS)} (default ideal)")
+    s.add_argument("--C", default="48", help="bottleneck rate, Mbit/s on the wire (default 48)")
+    s.add_argument("--rate-schedule", metavar="SPEC", default=None,
+                   help="C over time: T1:C1,T2:C2,... (seconds:Mbit/s), or double-halve:P")
+    s.add_argument("--R", default="40", help="RTprop in ms, or one per flow: 20,40 (default 40)")
+    s.add_argument("--D", default=None, help="jitter / aggregation bound on the ACK path in ms "
+                   "(default: R; 0 on the ideal link)")
+    s.add_argument("--agg", default="uniform", help="ack_agg releases: uniform (default) or fixed")
+    s.add_argument("--buffer", default="1", help="drop-tail buffer in BDPs of the shortest flow (default 1)")
+    s.add_argument("--duration", default="30", help="seconds (default 30)")
+    s.add_argument("--flows", type=int, default=None, help="number of flows (default 1)")
+    s.add_argument("--stagger", default=None, help="start flow i at i*S seconds (default 0)")
+    s.add_argument("--warmup", default=None, help="seconds excluded from the metrics (default 20%% of the run)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the delay line's random delays")
+    s.add_argument("--plot", metavar="FILE.png", help="plot rates, cwnd, queue, RTT and losses over time")
+    s.add_argument("--series", metavar="FILE.csv", help="per-flow time series, one row per RTprop (.csv or .json)")
+    s.set_defaults(handler=cmd_testbed)

@@ -1,0 +1,114 @@
+"""The flows' congestion controls: the kernel's own by name (``reno``, ``cubic``,
+``bbr``: BBRv1), or a CCA file exported to eBPF (:mod:`ccmatic.export`) and
+registered for the run.
+
+An exported CCA is registered once per RTprop its flows have (the step length is
+the flow's RTprop, given at export), under a name of the run,
+``ccmtb<pid>_<k>`` (at most 15 characters), so that two runs never share one and a
+later run can unregister what a dead run left (:func:`remove_stale`).  It is
+unregistered when the run ends, whatever ends it."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ccmatic.export import build
+from ccmatic.export.kernel import bpf_source
+from ccmatic.export.program import Settings, generate
+from ccmatic.spec.cca import CcaProgram
+from ccmatic.testbed.netns import PREFIX, alive
+
+KERNEL = ("reno", "cubic", "bbr")
+LINGER_S = 5.0
+REGISTERED = re.compile(rf"^{PREFIX}(\d+)_(\d+)$")
+
+
+@dataclass(frozen=True)
+class FlowCca:
+    """A flow's congestion control: a kernel name, or an exported CCA file."""
+
+    name: str                     # as the user gave it
+    program: CcaProgram | None    # None: the kernel's own
+    D_steps: int = 0              # the exported program's jitter bound, in steps
+
+    @property
+    def kernel(self) -> bool:
+        return self.program is None
+
+
+@dataclass
+class Registry:
+    """The run's registrations: (CCA file, RTprop µs) -> kernel name."""
+
+    pid: int
+    names: dict[tuple[str, int, int], str] = field(default_factory=dict)
+    workdir: Path | None = None
+
+    def kernel_name(self, cca: FlowCca, R: float, say: Callable[[str], None]) -> str:
+        """The name a socket selects with TCP_CONGESTION (exporting and registering
+        the CCA file first if needed)."""
+        if cca.program is None:
+            return cca.name
+        rtprop_us = max(1, round(R * 1e6))
+        key = (cca.program.path, rtprop_us, cca.D_steps)
+        if key not in self.names:
+            # named before registering: a signal during bpftool still unregisters it
+            name = self.names[key] = f"{PREFIX}{self.pid}_{len(self.names)}"
+            self._register(cca.program, rtprop_us, cca.D_steps, name, say)
+        return self.names[key]
+
+    def _register(self, prog: CcaProgram, rtprop_us: int, D: int, name: str, say: Callable[[str], None]) -> None:
+        if self.workdir is None:
+            self.workdir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{self.pid}_"))
+        s = Settings(D=D)
+        src = self.workdir / f"{name}.bpf.c"
+        src.write_text(bpf_source(generate(prog, s), s, name, rtprop_us))
+        say(f"exporting {prog.name} (RTprop {rtprop_us / 1000:g} ms) as {name}: compiling and registering")
+        obj = build.compile_bpf(src)
+        build.register(obj)
+        if name not in build.available():
+            raise build.BuildError(f"{name} was registered but the kernel does not list it")
+
+    def close(self) -> list[str]:
+        """Unregister everything this run registered; the names unregistered.  The
+        kernel frees a program when the last socket using it is gone: wait for that
+        (a few seconds at most, the run's sockets close with a reset)."""
+        gone = [n for n in self.names.values() if build.unregister(n)]
+        wait_freed(gone)
+        self.names.clear()
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None
+        return gone
+
+
+def struct_ops() -> list[str]:
+    """The names ``bpftool struct_ops show`` lists (programs still in the kernel)."""
+    res = subprocess.run(["bpftool", "struct_ops", "show"], check=False, capture_output=True, text=True)
+    return [w for line in res.stdout.splitlines() for w in line.split()[1:2]]
+
+
+def wait_freed(names: list[str]) -> None:
+    end = time.monotonic() + LINGER_S
+    while names and time.monotonic() < end and any(n in struct_ops() for n in names):
+        time.sleep(0.1)
+
+
+def remove_stale() -> list[str]:
+    """Unregister the CCAs of runs whose process is gone; the names."""
+    gone = []
+    for name in build.available():
+        m = REGISTERED.match(name)
+        if m and int(m.group(1)) != os.getpid() and not alive(int(m.group(1))):
+            build.unregister(name)
+            gone.append(name)
+    wait_freed(gone)
+    return gone

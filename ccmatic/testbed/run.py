@@ -1,0 +1,224 @@
+"""One testbed run (docs/testbed.md): build the network, register the exported
+CCAs, start the delay line, the receiver and the senders, apply the rate schedule,
+collect the samples and the counters, and remove everything — on success, on an
+error, on Ctrl-C and on SIGTERM (the caller turns SIGTERM into KeyboardInterrupt,
+as every ccmatic command does); leftovers of a crashed earlier run go first."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ccmatic.core.source import Source
+from ccmatic.export import build
+from ccmatic.sim.links import AggKind, Link, LinkKind, RateSchedule
+from ccmatic.sim.records import Flow, SimConfig, SimResult
+from ccmatic.spec.cca import CcaProgram
+from ccmatic.testbed import ccas, netns
+from ccmatic.testbed.ccas import FlowCca, Registry
+from ccmatic.testbed.results import HEADERS, payload_rate, sim_result, summary
+
+PORT = 5201
+#: the delay line's limit on one core (frames per second, both directions; docs/testbed.md)
+MAX_FRAMES_PER_S = 25_000
+TOOLS = {"ip": "iproute2", "tc": "iproute2", "ethtool": "ethtool"}
+
+
+class TestbedError(Exception):
+    """The testbed cannot run as asked: one line."""
+
+
+@dataclass(frozen=True)
+class TestbedFlow:
+    cca: FlowCca
+    R: float          # s
+    start: float = 0.0
+
+
+@dataclass(frozen=True)
+class TestbedConfig:
+    C: float                   # the bottleneck's rate, bytes/s on the wire (frames with their headers)
+    buffer: int                # its drop-tail limit, bytes on the wire
+    flows: tuple[TestbedFlow, ...]
+    duration: float
+    model: LinkKind = "ideal"
+    D: float = 0.0
+    agg: AggKind = "uniform"
+    seed: int = 0
+    schedule: RateSchedule | None = None  # wire bytes/s
+    mss: int = 1448
+
+    def frames_per_s(self) -> float:
+        """Data frames at the highest rate, and an ACK for every two."""
+        top = self.C if self.schedule is None else max(c for _, c in self.schedule.points)
+        return 1.5 * top / (self.mss + HEADERS)
+
+
+@dataclass
+class TestbedRun:
+    result: SimResult
+    delay_line: dict[str, Any]
+    bottleneck: dict[str, int]
+    devices: dict[str, dict[str, int]]
+    senders: dict[str, Any]
+    kernel_names: list[str]
+    removed_stale: list[str] = field(default_factory=list)
+
+
+def missing(exported: bool) -> str | None:
+    """What the testbed needs and this machine lacks, as one line with its remedy."""
+    if os.geteuid() != 0:
+        return "the testbed needs root (network namespaces, tc, packet sockets): run it as root"
+    for tool, pkg in TOOLS.items():
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (apt-get install {pkg})"
+    if exported:
+        return build.missing(load=True)
+    return None
+
+
+def check_rate(cfg: TestbedConfig) -> None:
+    fps = cfg.frames_per_s()
+    if fps > MAX_FRAMES_PER_S:
+        top = MAX_FRAMES_PER_S / 1.5 * (cfg.mss + HEADERS) * 8 / 1e6
+        raise TestbedError(f"the delay line forwards at most {MAX_FRAMES_PER_S:,} frames/s accurately on one core; "
+                           f"this link needs {fps:,.0f} (hint: keep C at or below {top:.0f} Mbit/s)")
+
+
+def kernel_program(name: str) -> CcaProgram:
+    """A stand-in CcaProgram for a kernel congestion control (the records name it)."""
+    return CcaProgram(path=f"kernel:{name}", name=name, source=Source(f"kernel:{name}", ""), states=[], body=[],
+                      sets_rate=False, sets_cwnd=True)
+
+
+def sim_config(cfg: TestbedConfig) -> SimConfig:
+    """The run as the simulator's records describe it, in TCP payload bytes."""
+    def pay(x: float) -> float:
+        return payload_rate(x, cfg.mss)
+
+    sched = None if cfg.schedule is None else RateSchedule(tuple((t, pay(c)) for t, c in cfg.schedule.points))
+    link = Link(cfg.model, pay(cfg.C), cfg.D, pay(cfg.buffer), sched, cfg.agg)
+    flows = tuple(Flow(f.cca.program or kernel_program(f.cca.name), f.R, f.start) for f in cfg.flows)
+    return SimConfig(link, flows, cfg.duration, mss=cfg.mss, seed=cfg.seed)
+
+
+def remove_stale() -> list[str]:
+    """Namespaces, registrations and build folders of runs whose process is gone."""
+    gone = netns.remove_stale() + ccas.remove_stale()
+    for d in glob.glob(os.path.join(tempfile.gettempdir(), f"{netns.PREFIX}*_*")):
+        pid = os.path.basename(d)[len(netns.PREFIX):].split("_")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not netns.alive(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
+            gone.append(d)
+    return gone
+
+
+@contextmanager
+def signals_ignored() -> Iterator[None]:
+    """A second Ctrl-C or SIGTERM must not cut the cleanup short."""
+    old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+class Children:
+    """The run's processes (in its namespaces), ended by their pids."""
+
+    def __init__(self) -> None:
+        self.procs: list[subprocess.Popen[str]] = []
+
+    def start(self, ns: str, *argv: str, ready: bool = True) -> subprocess.Popen[str]:
+        p = subprocess.Popen(netns.in_ns(ns, sys.executable, "-m", *argv), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        if ready and p.stdout is not None and p.stdout.readline().strip() != "ready":
+            _, err = p.communicate(timeout=5)
+            raise TestbedError(f"{argv[0]} did not start: {(err.strip().splitlines() or ['no output'])[-1]}")
+        return p
+
+    def stop(self, p: subprocess.Popen[str], timeout: float = 5.0) -> str:
+        """SIGTERM, then its output (SIGKILL if it does not end in time)."""
+        if p.poll() is None:
+            p.terminate()
+        try:
+            out, _ = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, _ = p.communicate()
+        return out or ""
+
+    def close(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+
+
+def _follow_schedule(net: netns.Net, cfg: TestbedConfig, sender: subprocess.Popen[str], t0: float) -> None:
+    """Change the tbf's rate at the schedule's times while the senders run."""
+    points = [] if cfg.schedule is None else list(cfg.schedule.points[1:])
+    for t, c in points:
+        while sender.poll() is None and time.monotonic() - t0 < t:
+            time.sleep(min(0.05, max(0.0, t0 + t - time.monotonic())))
+        if sender.poll() is not None:
+            return
+        netns.bottleneck(net, c * 8, cfg.buffer, change=True)
+
+
+def run(cfg: TestbedConfig, say: Callable[[str], None]) -> TestbedRun:
+    check_rate(cfg)
+    why = missing(any(not f.cca.kernel for f in cfg.flows))
+    if why is not None:
+        raise TestbedError(f"cannot run the testbed: {why}")
+    stale = remove_stale()
+    if stale:
+        say(f"removed what an earlier run left: {', '.join(stale)}")
+    net, reg, kids = netns.Net(os.getpid()), Registry(os.getpid()), Children()
+    try:
+        netns.build(net)
+        netns.bottleneck(net, cfg.C * 8, cfg.buffer)
+        names = [reg.kernel_name(f.cca, f.R, say) for f in cfg.flows]
+        return _transfer(cfg, net, kids, names, stale)
+    finally:
+        with signals_ignored():
+            kids.close()
+            netns.remove(net)
+            reg.close()
+
+
+def _transfer(cfg: TestbedConfig, net: netns.Net, kids: Children, names: list[str], stale: list[str]) -> TestbedRun:
+    a, b = net.delay_devs
+    dl_cfg = {"a": a, "b": b, "ports": {str(PORT + i): f.R for i, f in enumerate(cfg.flows)}, "model": cfg.model,
+              "D": cfg.D, "agg": cfg.agg, "seed": cfg.seed}
+    dl = kids.start(net.ns("d"), "ccmatic.testbed.delayline", json.dumps(dl_cfg))
+    sink = kids.start(net.ns("c"), "ccmatic.testbed.endpoints", "sink", netns.RECEIVER_IP, str(PORT),
+                      str(len(cfg.flows)))
+    dt = min(f.R for f in cfg.flows) / SimConfig.ticks_per_rtt
+    send_cfg = {"flows": [{"cca": n, "host": netns.RECEIVER_IP, "port": PORT + i, "start": f.start}
+                          for i, (n, f) in enumerate(zip(names, cfg.flows))], "duration": cfg.duration, "dt": dt}
+    t0 = time.monotonic()
+    sender = kids.start(net.ns("s"), "ccmatic.testbed.endpoints", "send", json.dumps(send_cfg), ready=False)
+    _follow_schedule(net, cfg, sender, t0)
+    out, err = sender.communicate(timeout=cfg.duration + 60)
+    if sender.returncode != 0:
+        raise TestbedError(f"the sender failed: {(err.strip().splitlines() or ['no output'])[-1]}")
+    sent = json.loads(out)
+    kids.stop(sink, timeout=2 * max(f.R for f in cfg.flows) + 1.0)
+    line = json.loads(kids.stop(dl).strip().splitlines()[-1])
+    devices = {"a": netns.link_stats(net.ns("d"), a), "b": netns.link_stats(net.ns("d"), b)}
+    return TestbedRun(sim_result(sim_config(cfg), sent["flows"]), line, netns.qdisc_stats(net), devices,
+                      summary(sent["flows"]), names, stale)

@@ -1,0 +1,55 @@
+"""A socket's ``struct tcp_info`` (``getsockopt(IPPROTO_TCP, TCP_INFO)``), the fields
+the testbed samples.  The layout is Linux's (include/uapi/linux/tcp.h) up to
+``tcpi_snd_wnd``, 232 bytes, present since Linux 5.4."""
+
+from __future__ import annotations
+
+import socket
+import struct
+from dataclasses import dataclass
+
+#: the layout: 8 bytes of flags, 24 u32 (rto ... total_retrans), pacing_rate,
+#: max_pacing_rate, bytes_acked, bytes_received, segs_out/in, notsent_bytes, min_rtt,
+#: data_segs_in/out, delivery_rate, busy/rwnd_limited/sndbuf_limited times,
+#: delivered, delivered_ce, bytes_sent, bytes_retrans, dsack_dups, reord_seen,
+#: rcv_ooopack, snd_wnd
+LAYOUT = struct.Struct("<8B24I4Q6I4Q2I2Q4I")
+SIZE = LAYOUT.size  # 232
+FIELDS = {  # name: index in the unpacked tuple
+    "ca_state": 1, "snd_mss": 10, "lost": 14, "rtt_us": 23, "snd_cwnd": 26, "total_retrans": 31,
+    "pacing_rate": 32, "bytes_acked": 34, "min_rtt_us": 39, "delivered": 46, "bytes_sent": 48,
+    "bytes_retrans": 49, "reord_seen": 51,
+}
+
+
+@dataclass(frozen=True)
+class TcpInfo:
+    """One sample (bytes are TCP payload bytes; times in seconds)."""
+
+    snd_mss: int
+    srtt: float          # the smoothed RTT (RFC 6298, gain 1/8)
+    min_rtt: float
+    snd_cwnd: int        # packets
+    pacing_rate: int     # bytes/s
+    bytes_sent: int      # retransmissions included
+    bytes_acked: int
+    bytes_retrans: int
+    reord_seen: int      # reordering events the sender detected
+
+    def row(self) -> list[float]:
+        return [self.snd_mss, self.srtt, self.min_rtt, self.snd_cwnd, self.pacing_rate, self.bytes_sent,
+                self.bytes_acked, self.bytes_retrans, self.reord_seen]
+
+
+def parse(raw: bytes) -> TcpInfo:
+    v = LAYOUT.unpack(raw[:SIZE].ljust(SIZE, b"\0"))
+
+    def f(name: str) -> int:
+        return int(v[FIELDS[name]])
+
+    return TcpInfo(f("snd_mss"), f("rtt_us") / 1e6, f("min_rtt_us") / 1e6, f("snd_cwnd"), f("pacing_rate"),
+                   f("bytes_sent"), f("bytes_acked"), f("bytes_retrans"), f("reord_seen"))
+
+
+def read(sock: socket.socket) -> TcpInfo:
+    return parse(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, SIZE))

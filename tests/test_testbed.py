@@ -1,0 +1,247 @@
+"""``ccmatic testbed`` (docs/testbed.md): the delay line's parts and the samples'
+path into simulate's metrics (quick, anywhere); with root and the tools (slow): a
+5-second transfer per kernel CCA and per exported CCA reaches 80% of C, the delay
+line proves itself (frames conserved, nothing reordered, one Reno flow fills the
+buffer), and nothing is left behind after SIGTERM or a crash."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ccmatic.cli.main import main
+from ccmatic.export import build
+from ccmatic.sim.links import RateSchedule
+from ccmatic.sim.metrics import metrics
+from ccmatic.spec.cca import load_cca
+from ccmatic.testbed import netns, tcpinfo
+from ccmatic.testbed import run as tb
+from ccmatic.testbed.ccas import FlowCca
+from ccmatic.testbed.delayline import AckClock, Line
+from ccmatic.testbed.results import payload_rate, sim_result
+from ccmatic.testbed.selfcheck import check
+
+ROOT = Path(__file__).resolve().parent.parent
+WHY = tb.missing(exported=True)
+needs_testbed = pytest.mark.skipif(WHY is not None, reason=f"testbed: {WHY}")
+MBPS, R = 20.0, 0.020
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+class FakeSocket:
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def send(self, frame: bytes) -> int:
+        self.sent.append(frame)
+        return len(frame)
+
+
+def test_tcp_info_layout() -> None:
+    raw = bytearray(tcpinfo.SIZE)
+    struct.pack_into("<I", raw, 68, 40_000)       # tcpi_rtt, µs
+    struct.pack_into("<I", raw, 80, 33)           # tcpi_snd_cwnd
+    struct.pack_into("<Q", raw, 120, 123_456)     # tcpi_bytes_acked
+    struct.pack_into("<Q", raw, 200, 200_000)     # tcpi_bytes_sent
+    struct.pack_into("<Q", raw, 208, 2896)        # tcpi_bytes_retrans
+    struct.pack_into("<I", raw, 220, 1)           # tcpi_reord_seen
+    info = tcpinfo.parse(bytes(raw))
+    assert tcpinfo.SIZE == 232
+    assert (info.srtt, info.snd_cwnd, info.bytes_acked, info.bytes_sent, info.bytes_retrans, info.reord_seen) == \
+        (0.04, 33, 123_456, 200_000, 2896, 1)
+
+
+def test_line_counts_and_catches_reordering() -> None:
+    line, out = Line(1 << 16), FakeSocket()
+    for i, (due, order) in enumerate([(0.1, 5), (0.2, 6), (0.3, 4), (0.9, 7)]):
+        line.hold(5201, due, bytes([i]), order)
+    line.hold(-1, 0.0, b"arp", -1)
+    line.release(out, 0.5)  # all but the last
+    st = line.stats()
+    assert (st["in"], st["out"], st["held"], st["reordered"]) == (5, 4, 1, 1)
+    assert out.sent[:3] == [b"\x00", b"\x01", b"\x02"]
+
+
+def test_ack_clock_keeps_fifo_and_batches() -> None:
+    jit = AckClock("cbr_delay", 0.010, "uniform", 1)
+    dues = [jit.due(5201, t * 0.0001) for t in range(500)]
+    assert dues == sorted(dues) and max(d - t * 0.0001 for t, d in enumerate(dues)) <= 0.010
+    agg = AckClock("ack_agg", 0.010, "fixed", 1)
+    releases = {agg.due(5201, t * 0.001) for t in range(100)}
+    assert len(releases) <= 11 and all(abs((r / 0.010) - round(r / 0.010)) < 1e-6 for r in releases)
+
+
+def test_samples_feed_simulates_metrics() -> None:
+    C = MBPS * 1e6 / 8
+    cfg = tb.TestbedConfig(C, round(C * R), (tb.TestbedFlow(FlowCca("reno", None), R),), 2.0)
+    pay = payload_rate(C, 1448)
+    # a flow that delivers exactly the payload rate with an RTT of 1.5 RTprop
+    rows = [[t, 1448, 1.5 * R, R, 20, pay, pay * t * 1.01, pay * t, 0, 0] for t in (k * 0.001 for k in range(2001))]
+    m = metrics(sim_result(tb.sim_config(cfg), [rows]), 0.4)
+    assert m.utilization == pytest.approx(1.0, abs=0.01)
+    assert m.flows[0].rtt_ratio == pytest.approx(1.5)
+    assert m.queue_mean_bdp == pytest.approx(0.5, abs=0.01)
+
+
+def test_missing_root_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    code, _out, err = run_cli("testbed", "reno", "--duration", "1")
+    assert code == 2 and err.count("\n") == 1 and "needs root" in err
+
+
+def test_beyond_the_delay_lines_rate_is_refused() -> None:
+    code, _out, err = run_cli("testbed", "reno", "--C", "1000", "--duration", "1")
+    assert code == 2 and err.count("\n") == 1 and "frames/s" in err and "Mbit/s" in err
+
+
+def _mine(pid: int) -> tuple[list[str], list[str], list[str]]:
+    tag = f"{netns.PREFIX}{pid}"
+    links = subprocess.run(["ip", "-br", "link"], check=False, capture_output=True, text=True).stdout
+    ops = subprocess.run(["bpftool", "struct_ops", "show"], check=False, capture_output=True, text=True).stdout
+    return ([n for n in netns.namespaces() if n.startswith(tag)], [ln for ln in links.splitlines() if tag in ln],
+            [ln for ln in ops.splitlines() if tag in ln] + [n for n in build.available() if n.startswith(tag)])
+
+
+def _transfer(cca: FlowCca, seconds: float = 5.0, **kw: object) -> tb.TestbedRun:
+    C = MBPS * 1e6 / 8
+    cfg = tb.TestbedConfig(C, round(C * R), (tb.TestbedFlow(cca, R),), seconds, **kw)  # type: ignore[arg-type]
+    r = tb.run(cfg, lambda line: None)
+    assert _mine(os.getpid()) == ([], [], [])
+    return r
+
+
+@pytest.mark.slow
+@needs_testbed
+@pytest.mark.parametrize("name", ["reno", "cubic", "bbr"])
+def test_kernel_cca_fills_the_link(name: str) -> None:
+    r = _transfer(FlowCca(name, None))
+    assert metrics(r.result, 1.0).utilization >= 0.8
+
+
+@pytest.mark.slow
+@needs_testbed
+def test_exported_cca_fills_the_link() -> None:
+    r = _transfer(FlowCca("reno.cca", load_cca(ROOT / "templates" / "reno.cca")))
+    assert r.kernel_names[0].startswith(f"{netns.PREFIX}{os.getpid()}_")
+    assert metrics(r.result, 1.0).utilization >= 0.8
+
+
+@pytest.mark.slow
+@needs_testbed
+def test_delay_line_proves_itself() -> None:
+    """Frames in = out + dropped + held (and the kernel's device counters agree), no
+    reordering, and Reno fills the buffer: its RTT reaches RTprop + beta/C."""
+    r = _transfer(FlowCca("reno", None))
+    c = check(r)
+    assert c.frames_in > 10_000 and c.conserved and c.in_order, c
+    assert c.kernel_rx_unread == 0 and c.kernel_tx_extra == 0
+    C = payload_rate(MBPS * 1e6 / 8, 1448)
+    beta = r.result.config.link.buffer
+    assert beta is not None
+    top = max(r.result.rtt_samples[0].rtt)
+    assert R + 0.85 * beta / C <= top <= R + beta / C + 0.004, top
+
+
+@pytest.mark.slow
+@needs_testbed
+@pytest.mark.parametrize(("model", "agg"), [("cbr_delay", "uniform"), ("ack_agg", "uniform"), ("ack_agg", "fixed")])
+def test_jitter_and_aggregation_keep_order(model: str, agg: str) -> None:
+    r = _transfer(FlowCca("reno", None), 3.0, model=model, D=0.010, agg=agg)
+    c = check(r)
+    assert c.conserved and c.in_order, c
+    assert min(r.result.rtt_samples[0].rtt) >= R
+
+
+def _start(*argv: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "ccmatic.cli.main", "testbed", *argv], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(pred: object, timeout: float = 60.0) -> None:
+    end = time.monotonic() + timeout
+    while not pred():  # type: ignore[operator]
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+@needs_testbed
+def test_sigterm_leaves_nothing() -> None:
+    p = _start(str(ROOT / "templates" / "const_cwnd.cca"), "--C", "20", "--duration", "60")
+    _wait_for(lambda: any(n.startswith(f"{netns.PREFIX}{p.pid}_") for n in build.available()))
+    time.sleep(1.0)
+    p.send_signal(signal.SIGTERM)
+    _out, err = p.communicate(timeout=30)
+    assert p.returncode == 3, err
+    assert _mine(p.pid) == ([], [], [])
+
+
+@pytest.mark.slow
+@needs_testbed
+def test_a_crashed_runs_leftovers_are_removed() -> None:
+    p = _start(str(ROOT / "templates" / "const_cwnd.cca"), "--C", "20", "--duration", "60")
+    _wait_for(lambda: any(n.startswith(f"{netns.PREFIX}{p.pid}_") for n in build.available()))
+    time.sleep(1.0)
+    p.kill()  # no cleanup at all
+    p.communicate()
+    assert _mine(p.pid)[0], "the killed run left its namespaces"
+    gone = tb.remove_stale()
+    assert any(g.startswith(f"{netns.PREFIX}{p.pid}") for g in gone)
+    assert _mine(p.pid) == ([], [], [])
+
+
+@pytest.mark.slow
+@needs_testbed
+def test_rate_schedule_changes_the_bottleneck() -> None:
+    C, half = 40e6 / 8, 20e6 / 8
+    cfg = tb.TestbedConfig(C, round(C * R), (tb.TestbedFlow(FlowCca("cubic", None), R),), 6.0,
+                           schedule=RateSchedule(((0.0, C), (3.0, half))))
+    r = tb.run(cfg, lambda line: None)
+    ends = (np.arange(len(r.result.queue)) + 1) * r.result.dt
+    got = r.result.delivered[:, 0]
+    before = got[(ends > 1.5) & (ends <= 3.0)].sum() / 1.5
+    after = got[(ends > 4.0) & (ends <= 6.0)].sum() / 2.0
+    assert before == pytest.approx(payload_rate(C, 1448), rel=0.1)
+    assert after == pytest.approx(payload_rate(half, 1448), rel=0.1)
+
+
+@pytest.mark.slow
+@needs_testbed
+def test_two_runs_at_once_and_json() -> None:
+    ps = [_start("reno", "--C", "20", "--R", "20", "--duration", "3", "--json") for _ in range(2)]
+    for p in ps:
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+        doc = json.loads(out)
+        assert doc["metrics"]["utilization"] >= 0.8
+        assert doc["delay_line"]["conserved"] and doc["delay_line"]["in_order"]
+        assert _mine(p.pid) == ([], [], [])
+
+
+@pytest.mark.slow
+@needs_testbed
+def test_cli_outputs_and_refusals(tmp_path: Path) -> None:
+    series, plot = tmp_path / "s.csv", tmp_path / "p.png"
+    code, out, err = run_cli("testbed", "cubic", "--C", "20", "--R", "20", "--duration", "2", "--series", str(series),
+                             "--plot", str(plot))
+    assert code == 0, err
+    assert "utilization" in out and "delay line:" in out and "conserved" in out
+    assert series.read_text().startswith("flow,cca,time_s,") and plot.stat().st_size > 10_000
+    code, _out, err = run_cli("testbed", str(ROOT / "templates" / "aimd.cca"), "--duration", "2")
+    assert code == 2 and err.count("\n") == 1 and "choose()" in err
+    assert _mine(os.getpid()) == ([], [], [])
