@@ -50,3 +50,16 @@ def test_a_verify_run_loads_only_what_it_needs() -> None:
                            " io.StringIO()) == 1")
     assert "ccmatic.sim.replay" in loaded and "ccmatic.engine.recheck" in loaded
     assert offending(loaded) == []
+
+
+def test_the_program_ends_with_mains_code_and_all_its_output() -> None:
+    """``run`` ends the process without Python's teardown: the output is still whole
+    (flushed) and the exit code is main's, for an answer and for bad input."""
+    cmd = [sys.executable, "-m", "ccmatic.cli.main", "verify"]
+    done = subprocess.run([*cmd, "queries/ccac/aimd_premature_loss.toml", "--json"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 1 and json.loads(done.stdout)["verdict"] == "counterexample"
+    bad = subprocess.run([*cmd, "no_such_query.toml"], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         check=False)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.strip().splitlines()[-1].startswith("no_such_query.toml: error: ")
