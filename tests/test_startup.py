@@ -44,7 +44,9 @@ def test_verify_command_loads_only_what_it_needs() -> None:
 
 
 def test_a_verify_run_loads_only_what_it_needs() -> None:
-    """A whole run, to its counterexample (re-checked, replayed, explained, as JSON)."""
+    """A whole run, to its counterexample (re-checked, replayed, explained, as JSON):
+    neither the synthesizer, the executors, the simulators, the proof checker nor the
+    plotting and algebra libraries."""
     loaded = modules_after("import io\nfrom ccmatic.cli.main import main\n"
                            "assert main(['verify', 'queries/ccac/aimd_premature_loss.toml', '--json'], io.StringIO(),"
                            " io.StringIO()) == 1")

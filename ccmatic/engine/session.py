@@ -75,8 +75,7 @@ class Session:
         self.solver = solver if solver is not None else make_solver(timeout_s, seed, logic)
         self.seed = seed
         self.timeout_s = timeout_s
-        for _tag, c in base:
-            self.solver.add(c)
+        assert_all(self.solver, base)
 
     def fork(self, extra: Iterable[Tagged], timeout_s: float | None) -> Session:
         """A new session holding these constraints and ``extra``.  Fork only a session
@@ -102,8 +101,7 @@ class Session:
         units (deterministic, unlike a time limit: the same answer on a loaded
         machine)."""
         with self.scope() as s:
-            for _tag, c in extra:
-                s.add(c)
+            assert_all(s, extra)
             if rlimit is None:
                 return answer(s)
             before = rlimit_count(s)
@@ -112,6 +110,18 @@ class Session:
             if isinstance(r, SolverUnknown) and rlimit_count(s) - before >= rlimit:
                 return SolverUnknown(OUT_OF_RESOURCES)  # Z3 says only "canceled", as for an interrupt
             return r
+
+
+def assert_all(s: z3.Solver, constraints: Iterable[Tagged]) -> None:
+    """``s.add`` of each constraint, without its checks of what it is given (a
+    constraint is a Boolean term by its type, and ``BoolRef`` wraps only terms of
+    Boolean sort), which took most of the time of building a session (CCAC's Copa
+    question at T = 10, 1,048 constraints: 21 ms with ``add``, 6 ms without)."""
+    ctx, solver = s.ctx.ref(), s.solver
+    for _tag, c in constraints:
+        if not isinstance(c, z3.BoolRef):
+            raise TypeError(f"not a Boolean term: {c!r}")
+        z3.Z3_solver_assert(ctx, solver, c.as_ast())
 
 
 @contextmanager
