@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -153,19 +151,6 @@ def test_bench_repeat_takes_the_median(tmp_path: Path) -> None:
     (r,) = json.loads(out)["rows"]
     assert len(r["process_all_s"]) == 3 and sorted(r["process_all_s"])[1] == r["process_s"]
     assert run("bench", "const_rate-ccac", "--repeat", "0")[0] == 2
-
-
-def test_a_command_imports_only_what_it_needs() -> None:
-    """`verify` loads neither the synthesizer, the parallel executors, the simulator's
-    grid nor the plotting and algebra libraries (start-up is part of what users wait for)."""
-    code = ("import sys; from ccmatic.cli.main import main; main(['verify', 'const_rate-ccac', '--json']); "
-            "print(' '.join(sorted(sys.modules)))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT)
-    loaded = set(done.stdout.splitlines()[-1].split())
-    assert "ccmatic.engine.verify" in loaded
-    for heavy in ("ccmatic.engine.cegis", "ccmatic.engine.parallel.executor", "ccmatic.sim.grid",
-                  "ccmatic.engine.proof.prove", "matplotlib", "sympy", "numpy"):
-        assert heavy not in loaded, heavy
 
 
 def test_check_reports_reads() -> None:

@@ -100,20 +100,31 @@ def test_ccac_driver_does_not_repeat_a_run_over_the_limit(monkeypatch: pytest.Mo
     repeated (median) and goes on; --once-from runs long horizons once."""
     calls: list[tuple[str, int]] = []
 
-    def fake_ccac(_dir: Path, name: str, T: int, limit: float) -> dict[str, object]:
+    def fake_ccac(_dir: Path, name: str, T: int, limit: float, _env: dict[str, str]) -> dict[str, object]:
         calls.append(("ccac", T))
         return {"wall_s": limit + 1, "verdict": "over limit"} if T >= 15 else {"wall_s": 2.0, "verdict": "sat"}
 
-    def fake_ccmatic(query: str, T: int, limit: float) -> dict[str, object]:
+    def fake_ccmatic(query: str, T: int, limit: float, _env: dict[str, str]) -> dict[str, object]:
         calls.append(("ccmatic", T))
         return {"wall_s": float(len(calls)), "verdict": "witness"}
 
     monkeypatch.setattr(ccac_horizons, "run_ccac", fake_ccac)
     monkeypatch.setattr(ccac_horizons, "run_ccmatic", fake_ccmatic)
-    args = ccac_horizons.argparse.Namespace(ccac=Path("."), repeat=3, once_from=30, limit=10.0)
+    args = ccac_horizons.argparse.Namespace(ccac=Path("."), repeat=3, once_from=30, limit=10.0, env={})
     skip: set[tuple[str, str]] = set()
     rows = [ccac_horizons.measure(args, "bbr_low_util", T, skip) for T in (10, 15, 20, 30)]
     assert calls.count(("ccac", 10)) == 3 and calls.count(("ccac", 15)) == 1
     assert ("ccac", 20) not in calls and calls.count(("ccmatic", 20)) == 3 and calls.count(("ccmatic", 30)) == 1
     assert rows[0]["agree"] is True and len(rows[0]["ccmatic"]["wall_all_s"]) == 3
     assert rows[1]["ccac"]["verdict"] == "over limit" and rows[2]["ccac"]["verdict"].startswith("not run")
+
+
+def test_ccac_driver_runs_both_sides_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both sides get one environment: Python's bytecode cached in the run's folder
+    (as after an install), or none at all; the user's own setting of either is replaced."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    cached = ccac_horizons.child_env(tmp_path)
+    assert cached["PYTHONPYCACHEPREFIX"] == str(tmp_path) and "PYTHONDONTWRITEBYTECODE" not in cached
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(tmp_path))
+    none = ccac_horizons.child_env(None)
+    assert none["PYTHONDONTWRITEBYTECODE"] == "1" and "PYTHONPYCACHEPREFIX" not in none

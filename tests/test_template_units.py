@@ -64,12 +64,12 @@ def test_template_tree_reads_carry_the_step_checkers_units(tmp_path: Path) -> No
     path.write_text("x = ?a * c_lo + ?b * MSS / R\nrate = x + ?c * S[t - 1] / R\n")
     prog = load_cca(path)
     units = {}
-    for st in prog.template.body:
+    for st in tt.template_of(prog).body:
         for n in tt.walk(st):
             if isinstance(n, tt.Read):
                 units[n.name] = n.unit
     assert units == {"c_lo": BYTES / SECONDS, "MSS": BYTES, "R": SECONDS, "S": BYTES, "t": None}
-    second = prog.template.body[1]
+    second = tt.template_of(prog).body[1]
     assert isinstance(second, tt.Assign) and second.unit == BYTES / SECONDS
     assert isinstance(second.value, tt.Bin) and isinstance(second.value.a, tt.Local)
 

@@ -24,12 +24,10 @@ from ccmatic.core.limits import (
     magnitude_error,
 )
 from ccmatic.core.options import CHECK_TIMEOUT_S, RunOptions
-from ccmatic.core.proof import Proof
 from ccmatic.core.results import EXIT_CODES, EXIT_INPUT, Verdict
 from ccmatic.core.scenario import Query, Scenario
 from ccmatic.io.library import PACKAGED, PATH_GIVEN, Library
 from ccmatic.io.objectives import load_objectives
-from ccmatic.io.proofs import load_proof
 from ccmatic.io.queries import load_query
 from ccmatic.io.sim_args import finite_number
 from ccmatic.sim.links import RateSchedule
@@ -173,21 +171,24 @@ def frac_arg(flag: str, text: str) -> Fraction:
     return v
 
 
-def load_proof_arg(args: argparse.Namespace) -> tuple[Proof, Library]:
-    """The proof named on the command line, with --set overrides and --T."""
-    lib = library(args)
-    proof = load_proof(lib.require("proofs", args.proof), lib, limits(args))
-    overrides: dict[str, Fraction] = {}
+def constant_values(args: argparse.Namespace) -> dict[str, Fraction]:
+    """A proof's constants set on the command line (--set NAME=VALUE, each checked)."""
+    values: dict[str, Fraction] = {}
     for item in getattr(args, "set", None) or []:
         if "=" not in item:
             raise SpecError(Loc("--set"), f"'{item}' is not NAME=VALUE", "e.g. --set util=0.9")
         k, v = item.split("=", 1)
-        overrides[k.strip()] = frac_arg("--set", v)
-    proof = proof.with_values(overrides)
-    T = with_horizon(args, proof.scenario)
-    if proof.start >= T - 1:
-        raise SpecError(Loc("--T"), f"T={T} leaves no step after the proof's start = {proof.start}")
-    return (proof.with_horizon(T) if T != proof.T else proof), lib
+        values[k.strip()] = frac_arg("--set", v)
+    return values
+
+
+def proof_horizon(args: argparse.Namespace, scenario: Scenario, start: int) -> int:
+    """A proof's horizon: the file's, or --T (checked like the file's), with a step
+    after the proof's start."""
+    T = with_horizon(args, scenario)
+    if start >= T - 1:
+        raise SpecError(Loc("--T"), f"T={T} leaves no step after the proof's start = {start}")
+    return T
 
 
 def jobs_arg(args: argparse.Namespace, default: int) -> int:

@@ -9,11 +9,14 @@ from typing import TextIO
 
 from ccmatic.cli.common import (
     Subparsers,
+    constant_values,
     executor_options,
     exit_code,
     input_lines,
     jobs_arg,
-    load_proof_arg,
+    library,
+    limits,
+    proof_horizon,
     run_options,
     scenario_inputs,
     solver_options,
@@ -28,6 +31,7 @@ from ccmatic.engine.proof.prove import (
     prove,
 )
 from ccmatic.engine.verify import model_parts_note
+from ccmatic.io.proofs import load_proof_as_asked
 from ccmatic.io.report import lemma_lines, trace_table
 
 
@@ -82,7 +86,8 @@ def checks_text(names: list[str]) -> str:
 
 
 def cmd_prove(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    proof, _lib = load_proof_arg(args)
+    proof = load_proof_as_asked(library(args), args.proof, limits(args), constant_values(args),
+                                lambda sc, start: proof_horizon(args, sc, start))
     opts = run_options(args)
     if args.cache:
         output_dir("--cache", args.cache)

@@ -12,11 +12,14 @@ from ccmatic.cli.common import (
     EXIT_OK,
     EXIT_UNKNOWN,
     Subparsers,
+    constant_values,
     executor_options,
     frac_arg,
     input_lines,
     jobs_arg,
-    load_proof_arg,
+    library,
+    limits,
+    proof_horizon,
     run_options,
     scenario_inputs,
     solver_options,
@@ -28,6 +31,7 @@ from ccmatic.engine.parallel.executor import LocalExecutor, chosen_executor
 from ccmatic.engine.proof.cache import ResultCache
 from ccmatic.engine.proof.prove import default_jobs
 from ccmatic.engine.proof.search import Probe, Searcher, SearchReport
+from ccmatic.io.proofs import load_proof_as_asked
 from ccmatic.io.report import lemma_lines, trace_table
 
 
@@ -58,7 +62,8 @@ def search_text(rep: SearchReport, lemma: Lemma | None = None) -> str:
 
 
 def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    proof, _lib = load_proof_arg(args)
+    proof = load_proof_as_asked(library(args), args.proof, limits(args), constant_values(args),
+                                lambda sc, start: proof_horizon(args, sc, start))
     opts = run_options(args)
     proof.lemma(args.lemma)
     if args.constant not in proof.constants:

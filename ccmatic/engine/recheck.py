@@ -43,9 +43,10 @@ class RecheckError(Exception):
 class FormulaCache:
     """Translation of Z3 terms into tuples, shared by every evaluation.
 
-    Keys are AST ids; every term given to :meth:`node` is kept alive in the cache (and
-    with it each of its subterms), so that Z3 cannot recycle an id for another term
-    while the cache exists.  The walk reads the terms through Z3's C API (no Python
+    Keys are the terms' addresses (Z3 shares every term: one term, one address, read
+    without a call into Z3); every term given to :meth:`node` is kept alive in the
+    cache (and with it each of its subterms), so that Z3 cannot reuse an address for
+    another term while the cache exists.  The walk reads the terms through Z3's C API (no Python
     wrapper per node: several times cheaper on large encodings); only variables are
     wrapped, for the model's completion."""
 
@@ -54,16 +55,15 @@ class FormulaCache:
         self.roots: list[z3.ExprRef] = []
 
     def node(self, e: z3.ExprRef) -> Node:
-        ctx = e.ctx
-        key = z3.Z3_get_ast_id(ctx.ref(), e.as_ast())
-        hit = self.nodes.get(key)
+        a = e.as_ast()
+        hit = self.nodes.get(a.value)
         if hit is not None:
             return hit
         self.roots.append(e)
-        return self._node(ctx, e.as_ast())
+        return self._node(e.ctx, a)
 
     def _node(self, ctx: z3.Context, a: Any) -> Node:
-        key = z3.Z3_get_ast_id(ctx.ref(), a)
+        key = a.value
         hit = self.nodes.get(key)
         if hit is None:
             hit = self.nodes[key] = self._translate(ctx, a)

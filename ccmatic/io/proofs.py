@@ -19,6 +19,8 @@ A proof is a scenario (``cca``, ``model``, ``T``, ``start``, ``[initial]``,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,7 @@ from ccmatic.core.proof import (
     Proof,
     Transition,
 )
+from ccmatic.core.scenario import Scenario
 from ccmatic.core.source import Definition, Source
 from ccmatic.core.units import BYTES, RATE, SECONDS, Unit
 from ccmatic.io.library import Library
@@ -73,6 +76,16 @@ def load_proof(path: str | Path, lib: Library, limits: Limits = DEFAULT_LIMITS) 
     invariants = tuple(doc.string_source(x, "invariant") for x in PROOF.read(doc, d, "invariant", []))
     return Proof(scenario, PROOF.read(doc, d, "description", ""), invariants, constants, defines, states, progress,
                  tuple(lemmas), transitions, steady, objectives, expect, together=PROOF.read(doc, d, "together", False))
+
+
+def load_proof_as_asked(lib: Library, name: str, limits: Limits, values: dict[str, Fraction],
+                        horizon: Callable[[Scenario, int], int]) -> Proof:
+    """The proof ``name`` (a library name or a path) as a command asks it: with its
+    constants' ``values`` (--set) and the horizon ``horizon(scenario, start)`` picks
+    (the file's T, or --T)."""
+    proof = load_proof(lib.require("proofs", name), lib, limits).with_values(values)
+    T = horizon(proof.scenario, proof.start)
+    return proof.with_horizon(T) if T != proof.T else proof
 
 
 def _constants(doc: TomlDoc) -> dict[str, Constant]:

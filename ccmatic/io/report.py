@@ -4,10 +4,9 @@ strings such as "7/3"); tables show decimals (floats only for display)."""
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccmatic.core.model import MODEL_PARTS
-from ccmatic.core.proof import Lemma
 from ccmatic.core.quantities import QUANTITIES
 from ccmatic.core.results import (
     ANSWERS,
@@ -21,6 +20,9 @@ from ccmatic.core.results import (
 from ccmatic.engine.verify import VerifyReport, model_parts_note
 from ccmatic.semantics.explain import SYMBOL, ObjectiveCheck, Violation
 from ccmatic.spec.render import number
+
+if TYPE_CHECKING:  # a type only: verify's start-up does not load the proof classes
+    from ccmatic.core.proof import Lemma
 
 #: the columns of a counterexample table, in the registry's order (the delay bounds
 #: shown as one interval column, "qdel")

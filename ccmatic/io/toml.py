@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import itertools
 import math
 import re
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
@@ -25,6 +27,7 @@ class TomlDoc:
         self.path = path
         self.text = read_source(path)
         self._start = 0  # where key look-ups start: the table being read (see table())
+        self._line_index: list[tuple[int, str]] | None = None
         try:
             self.data = tomllib.loads(self.text)
         except tomllib.TOMLDecodeError as e:
@@ -41,24 +44,37 @@ class TomlDoc:
         line = self.text.count("\n", 0, offset) + 1
         return line, offset - (self.text.rfind("\n", 0, offset) + 1) + 1
 
-    def _find(self, pattern: str) -> int | None:
-        """Offset of group 1 of the first match in the current table, else in the whole file."""
-        pat = re.compile(pattern, re.MULTILINE)
-        m = pat.search(self.text, self._start) or pat.search(self.text)
-        return m.start(1) if m else None
+    def _lines(self) -> list[tuple[int, str]]:
+        """Every line of the text with its offset (made once)."""
+        if self._line_index is None:
+            self._line_index, at = [], 0
+            for line in self.text.split("\n"):
+                self._line_index.append((at, line))
+                at += len(line) + 1
+        return self._line_index
+
+    def _find(self, at: Callable[[str], int | None]) -> int | None:
+        """Offset of ``at``'s first hit on a line of the current table, else of the
+        whole file (``at`` gives where in its line, or None)."""
+        lines = self._lines()
+        first = bisect.bisect_left(lines, self._start, key=lambda ln: ln[0])
+        for off, line in itertools.chain(lines[first:], lines):
+            col = at(line)
+            if col is not None:
+                return off + col
+        return None
 
     def _key_offset(self, key: str) -> int | None:
-        k = re.escape(key)
-        off = self._find(r"^[ \t]*(\"?" + k + r"\"?)[ \t]*=")
-        return off if off is not None else self._find(r"^[ \t]*(\[+[ \t]*" + k + r"[ \t]*\]+)")
+        off = self._find(lambda line: _key_at(line, key))
+        return off if off is not None else self._find(lambda line: _header_at(line, key, None))
 
     @contextmanager
     def table(self, name: str, nth: int = 0) -> Iterator[None]:
         """Inside this block, keys are located in the nth ``[name]``/``[[name]]`` table first
         (so an error in the second [[objective]] points at that objective)."""
-        headers = list(re.finditer(r"^[ \t]*\[\[?[ \t]*" + re.escape(name) + r"[ \t]*\]\]?", self.text, re.MULTILINE))
+        headers = [off for off, line in self._lines() if _header_at(line, name, 2) is not None]
         old = self._start
-        self._start = headers[nth].start() if nth < len(headers) else 0
+        self._start = headers[nth] if nth < len(headers) else 0
         try:
             yield
         finally:
@@ -89,6 +105,36 @@ class TomlDoc:
 
     def err(self, key: str, msg: str, hint: str | None = None) -> SpecError:
         return SpecError(self.key_loc(key), msg, hint)
+
+
+# Where a key or a table header is written.  Plain string tests, not a pattern made
+# per key: a loader locates every key it reads (for errors pointing at file:line:col),
+# and compiling a pattern for each was most of the time of loading the objective
+# library.  Each test means what the pattern in its docstring matches at a line's start.
+
+def _key_at(line: str, key: str) -> int | None:
+    """Where ``[ \\t]*("?KEY"?)[ \\t]*=`` starts its group in ``line`` (``key = ...``,
+    the key bare or quoted), else None."""
+    i = len(line) - len(line.lstrip(" \t"))
+    for j in ((i + 1, i) if line.startswith('"', i) else (i,)):
+        if line.startswith(key, j):
+            rest = line[j + len(key):]
+            if rest.lstrip(" \t").startswith("=") or (rest.startswith('"') and rest[1:].lstrip(" \t").startswith("=")):
+                return i
+    return None
+
+
+def _header_at(line: str, name: str, most: int | None) -> int | None:
+    """Where a table header ``[ \\t]*(\\[+[ \\t]*NAME[ \\t]*\\])`` starts in ``line``
+    (``[name]``, ``[[name]]``), at most ``most`` opening brackets (None: any number),
+    else None."""
+    i = len(line) - len(line.lstrip(" \t"))
+    opening = len(line) - i - len(line[i:].lstrip("["))
+    for b in range(min(opening, most or opening), 0, -1):
+        rest = line[i + b:].lstrip(" \t")
+        if rest.startswith(name) and rest[len(name):].lstrip(" \t").startswith("]"):
+            return i
+    return None
 
 
 def read_frac(doc: TomlDoc, key: str, v: Any) -> Fraction:

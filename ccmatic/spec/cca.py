@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ccmatic.core.errors import Loc, SpecError, SpecWarning
 from ccmatic.core.limits import MAX_HOLE_VALUES
@@ -44,8 +45,10 @@ from ccmatic.core.units import DECLARABLE
 from ccmatic.spec.elaborate import Elaborator
 from ccmatic.spec.source import HOLE_PREFIX, parse, read_source
 from ccmatic.spec.step import HoleValues, StateDecl, StepCode, elaborate_program
-from ccmatic.spec.template_tree import TemplateTree, template_tree
 from ccmatic.spec.typed import BaseScope, Index, Typed
+
+if TYPE_CHECKING:  # made on first use (template_tree.template_of): verify's start-up does not load it
+    from ccmatic.spec.template_tree import TemplateTree
 
 
 @dataclass(frozen=True)
@@ -70,20 +73,12 @@ class CcaProgram:
     sets_cwnd: bool
     sim_only: bool = False
     holes: dict[str, HoleDecl] = field(default_factory=dict)
-    _template: TemplateTree | None = field(default=None, repr=False)
+    _template: TemplateTree | None = field(default=None, repr=False)  # template_tree.template_of's
     _codes: dict[tuple[int, int, int, object], StepCode] = field(default_factory=dict, repr=False)
 
     @property
     def is_template(self) -> bool:
         return bool(self.holes)
-
-    @property
-    def template(self) -> TemplateTree:
-        """A template's checked form for synthesis (:mod:`ccmatic.spec.template_tree`),
-        made at load time; ``body`` is for the step checker only."""
-        if self._template is None:
-            raise ValueError(f"{self.name} is not a template")
-        return self._template
 
     @property
     def outputs(self) -> list[str]:
@@ -166,8 +161,6 @@ def load_cca(path: str | Path, text: str | None = None) -> CcaProgram:
     prog.code(1, 1, 10)  # every error at load time (a specific one, e.g. 'rate == x', first)
     if not prog.sets_rate and not prog.sets_cwnd:
         raise SpecError(Loc(str(path), 1, 1), "the CCA never sets rate or cwnd", "assign 'rate = ...' and/or 'cwnd = ...'")
-    if holes:
-        prog._template = template_tree(prog)
     return prog
 
 

@@ -19,7 +19,7 @@ def variable_term_holes(prog: CcaProgram) -> list[str]:
     blocks all candidates that differ from it only there (§4.2.1).  Holes are listed
     in the order they are met, statement by statement, each read level by level."""
     out: list[str] = []
-    for st in prog.template.body:
+    for st in tt.template_of(prog).body:
         for node in tt.walk(st):
             if isinstance(node, tt.Bin) and node.op == "*":
                 for side, other in ((node.a, node.b), (node.b, node.a)):
@@ -131,7 +131,7 @@ def _fill_stmt(st: tt.Stmt, values: Candidate) -> tt.Stmt:
 
 def fill_template(prog: CcaProgram, values: Candidate, header: str) -> str:
     """A concrete CCA file (valid input of ``ccmatic verify``) for a candidate."""
-    tree = prog.template
+    tree = tt.template_of(prog)
     lines = [f"# {line}" for line in header.splitlines()]
     lines.extend(tree.decls)
     lines.extend(tt.to_source(_fill_stmt(st, values)) for st in tree.body)

@@ -1,4 +1,4 @@
-"""A template's checked form for synthesis (thesis §4.1-4.2), made once at load time.
+"""A template's checked form for synthesis (thesis §4.1-4.2), made once, on first use.
 
 The checked tree (:mod:`ccmatic.spec.ir`) cannot serve here: it folds ``R`` into a
 unitless number and ``x / R`` into ``x * 1``, and a symbolic template such as
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from ccmatic.core.errors import Loc
 from ccmatic.core.quantities import OUTPUTS
 from ccmatic.core.units import Unit
+from ccmatic.spec.cca import CcaProgram
 from ccmatic.spec.source import HOLE_PREFIX
 from ccmatic.spec.step import Program, read_elaborator
 
@@ -141,7 +142,7 @@ class TemplateTree:
     body: tuple[Stmt, ...]
 
 
-# -- from parsed text (once, at load time) ----------------------------------------------------
+# -- from parsed text (once per template) -----------------------------------------------------
 
 _BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.FloorDiv: "//", ast.Mod: "%"}
 _UNARY = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not", ast.Invert: "~"}
@@ -150,6 +151,18 @@ _CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", as
 _UNIT_OPS = ("+", "-", "*", "/")
 #: functions whose arguments' units the unit analysis compares
 UNIT_CALLS = ("min", "max", "abs")
+
+
+def template_of(prog: CcaProgram) -> TemplateTree:
+    """A template's checked form, made on first use and kept with the loaded file
+    (a loaded file is valid, so making it raises no input error: that is why it need
+    not be made at load time, where a command that reads no template would pay for
+    this module)."""
+    if not prog.is_template:
+        raise ValueError(f"{prog.name} is not a template")
+    if prog._template is None:
+        prog._template = template_tree(prog)
+    return prog._template
 
 
 def template_tree(prog: Program) -> TemplateTree:

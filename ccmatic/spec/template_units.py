@@ -167,5 +167,5 @@ class _Analyzer:
 def unit_conflicts(prog: CcaProgram) -> UnitConflicts:
     """The template's unit conflicts (:class:`UnitConflicts`)."""
     an = _Analyzer()
-    an.run(prog.template.body)
+    an.run(tt.template_of(prog).body)
     return UnitConflicts(tuple(an.forbidden), tuple(an.built))
