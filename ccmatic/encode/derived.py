@@ -14,12 +14,12 @@ delay beyond the horizon).
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, cast
 
 import z3
 
 from ccmatic.core.quantities import Family
-from ccmatic.encode.trace import Constraints, SymbolicTrace
+from ccmatic.encode.trace import Constraints, Series, SymbolicTrace
 from ccmatic.semantics import beliefs, qdel
 from ccmatic.semantics.z3domain import Z3
 
@@ -55,6 +55,7 @@ def build(tr: SymbolicTrace, families: set[Family]) -> Constraints:
         lo_hi = [[qdel.bounds(Z3, buckets[f][t], tr.model.D) for t in range(tr.T)] for f in range(tr.N)]
         tr.derived["qdel_lo"] = [[lo for lo, _hi in fl] for fl in lo_hi]
         tr.derived["qdel_hi"] = [[hi for _lo, hi in fl] for fl in lo_hi]
+        tr.literals.extend(bucket_literals(tr.derived["qdel_hi"], buckets))
         tr.built.add("qdel")
     if "rtt" in families:
         out.extend(rtt_samples(tr))
@@ -125,6 +126,25 @@ def qdel_buckets(tr: SymbolicTrace) -> tuple[QdelBools, Constraints]:
                 for dt in range(T):
                     e.add("qdel buffer bound", z3.Implies(q[f][t][dt], tr.C * (dt - m.net_D - 1) < tr.buffer))
     return q, e
+
+
+def bucket_literals(qdel_hi: Series, q: QdelBools) -> list[tuple[z3.BoolRef, z3.BoolRef]]:
+    """``qdel_hi == dt + 1`` (either way round) and the bucket ``q[f][t][dt]``, for the
+    CCA and the formulas to read (:meth:`ccmatic.encode.trace.SymbolicTrace.rewrite`).
+
+    qdel_hi is the If-chain of :func:`ccmatic.semantics.qdel.bounds` (the first bucket
+    that holds), so ``qdel_hi == dt + 1`` says "bucket dt holds and no earlier one":
+    a conjunction of dt + 1 literals, which a CCA that asks about every bucket (Copa's
+    ``any(qdel_hi == d + 1 and ...)``) states T times per step, O(T³) literals in all.
+    At most one bucket holds at every step ("qdel at most one", asserted with the
+    buckets), so the bucket alone is equivalent in every model of the constraints."""
+    out: list[tuple[z3.BoolRef, z3.BoolRef]] = []
+    for his, qf in zip(qdel_hi, q):
+        for hi, qt in zip(his, qf):
+            for dt, b in enumerate(qt):
+                k = z3.RealVal(dt + 1)
+                out += [(cast(z3.BoolRef, hi == k), b), (cast(z3.BoolRef, k == hi), b)]
+    return out
 
 
 #: lists up to this long get the pairwise "at most one", longer ones the ladder

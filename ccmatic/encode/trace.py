@@ -108,6 +108,10 @@ class SymbolicTrace:
         if model.hops > 1:
             self.built.add("hops")
         self.extra_vars: list[z3.ExprRef] = []
+        #: atoms and the literals that replace them where the CCA and the formulas read
+        #: them, each pair equivalent under the encoding's own constraints (the delay
+        #: buckets: :func:`ccmatic.encode.derived.bucket_literals`)
+        self.literals: list[tuple[z3.BoolRef, z3.BoolRef]] = []
 
     def _hop(self, h: int) -> Hop:
         """Bottleneck h's variables: the first one's are W and C0, the second's W2, C0_2;
@@ -237,6 +241,18 @@ class SymbolicTrace:
         if name == "timeout":
             return self.model.timeouts
         return True
+
+    def rewrite(self, cs: list[z3.ExprRef]) -> list[z3.ExprRef]:
+        """``cs`` with every atom of :attr:`literals` replaced by its literal (one pass
+        over all of them: Z3's substitution shares the work between constraints)."""
+        if not self.literals or not cs:
+            return cs
+        if len(cs) == 1:
+            return [z3.substitute(cs[0], *self.literals)]
+        out = z3.substitute(z3.And(*cs), *self.literals)
+        if out.num_args() != len(cs):
+            raise EngineError("rewriting the delay buckets' atoms changed the constraints' number")
+        return [out.arg(i) for i in range(len(cs))]
 
     def param(self, name: str) -> z3.ExprRef:
         if name == "MSS":
