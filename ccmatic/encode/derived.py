@@ -13,6 +13,7 @@ delay beyond the horizon).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Literal, cast
 
@@ -181,16 +182,29 @@ def _growth(now: list[z3.BoolRef], nxt: list[z3.BoolRef], fresh: z3.BoolRef) -> 
     Under ``qdel_growth = "fresh"`` this binds only a sample taken at t (S moved at
     t, t ≥ 1): a stale sample may be several steps old.  ``"always"``
     (the Table 4.1 settings, CCmatic's prototype) binds every step, t = 0 and stale samples
-    included; it over-constrains the network but is what Table 4.1 was computed with."""
+    included; it over-constrains the network but is what Table 4.1 was computed with.
+
+    O(T²) disjunctions of up to T buckets per step, so they are built with
+    :func:`_nary` (the same terms as ``z3.Or``/``z3.And``, thirty times faster at T = 30)."""
     e = Constraints()
     T = len(now)
     for dt1 in range(T):
-        later = [nxt[dt2] for dt2 in range(dt1 + 2, T)]
+        sampled = _nary(z3.Z3_mk_and, [fresh, now[dt1]])
+        later = nxt[dt1 + 2:]
         if later:
-            e.add("qdel grows by at most 1 per step", z3.Implies(z3.And(fresh, now[dt1]), z3.Not(z3.Or(*later))))
+            e.add("qdel grows by at most 1 per step", z3.Implies(sampled, z3.Not(_nary(z3.Z3_mk_or, later))))
         if dt1 + 1 < T:
-            e.add("qdel stays finite", z3.Implies(z3.And(fresh, now[dt1]), z3.Or(*nxt[:dt1 + 2])))
+            e.add("qdel stays finite", z3.Implies(sampled, _nary(z3.Z3_mk_or, nxt[:dt1 + 2])))
     return e
+
+
+def _nary(make: Callable[..., z3.Ast], items: list[z3.BoolRef]) -> z3.BoolRef:
+    """``make`` (``Z3_mk_or`` or ``Z3_mk_and``) of boolean terms of one context, the
+    term ``z3.Or(*items)`` or ``z3.And(*items)`` gives, without their per-argument
+    coercions and checks."""
+    ctx = items[0].ctx
+    args = (z3.Ast * len(items))(*[i.as_ast() for i in items])
+    return z3.BoolRef(make(ctx.ref(), len(items), args), ctx)
 
 
 def _flow(tr: SymbolicTrace, f: int, buckets: QdelBools | None) -> beliefs.FlowSeries[z3.ExprRef]:
