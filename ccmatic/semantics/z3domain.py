@@ -108,10 +108,13 @@ class Z3Domain:
 
 
 def _split(x: z3.ExprRef) -> tuple[z3.BoolRef, z3.ExprRef, z3.ExprRef] | None:
-    """(p, x, y) of ``If(p, x, y)``, else None."""
-    if z3.is_app_of(x, z3.Z3_OP_ITE):
-        return cast(z3.BoolRef, x.arg(0)), x.arg(1), x.arg(2)
-    return None
+    """(p, x, y) of ``If(p, x, y)``, else None (asked through Z3's C API: the encoder
+    asks it of every If it builds)."""
+    ctx, a = x.ctx_ref(), x.as_ast()
+    if z3.Z3_get_ast_kind(ctx, a) != z3.Z3_APP_AST or \
+            z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, a)) != z3.Z3_OP_ITE:
+        return None
+    return cast(z3.BoolRef, x.arg(0)), x.arg(1), x.arg(2)
 
 
 def join(c: z3.BoolRef, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
