@@ -29,8 +29,8 @@ check, not this module, says "vacuous".
 
 The same narrowing finds counterexamples.  On a periodic question whose deciding
 check is not decided within a first slice, :func:`steady_counterexample` looks for a
-counterexample among steady states of :func:`witness_shapes` (the weakest shape that
-fits, which holds the others) before the whole check runs again (:func:`ccmatic.engine.verify.decide`); CCAC's BBR question at T = 30 has
+counterexample among steady states of :func:`witness_shapes` before the whole check
+runs again (:func:`ccmatic.engine.verify.decide`); CCAC's BBR question at T = 30 has
 one of period 4 from step 4, found in seconds where an arbitrary witness took
 minutes.  Such a counterexample is re-checked exactly and replayed like any other.
 """
@@ -114,19 +114,12 @@ def steady_state(tr: SymbolicTrace, K: int, start: int = 0) -> list[Tagged]:
 
 
 def witness_shapes(T: int, period: int) -> list[tuple[int, int]]:
-    """The steady states a witness (counterexample) is looked for in, as (period, first
-    step): of the query's period and twice it (a CCA's own cycle, such as BBR's four
-    gain phases against CCAC's period of 2 R, often doubles it), from step 0 or after
-    a warm-up of two periods (a CCA's history windows start empty), where the horizon
-    leaves a step to compare — but only the weakest of them.  A steady state of period
-    k from step s is one of every multiple of k and from every later step (the levels
-    repeat, and the growth over a period is the same from any step on), so the shapes
-    another one contains add nothing: where it fits, (2·period, 2·period) alone holds
-    every steady state of the others, and one check (not four) says whether there is
-    a steady-state counterexample (CCAC's Copa question has none: at T = 30 the four
-    checks took 2.4 s, the last one alone 0.3 s; BBR's witness has that last shape)."""
-    fits = [(k, s0) for s0 in (0, 2 * period) for k in (period, 2 * period) if s0 + k < T - 1]
-    return [a for a in fits if not any(b != a and b[0] % a[0] == 0 and b[1] >= a[1] for b in fits)]
+    """The steady states a witness (counterexample) is first looked for in, as (period,
+    first step): the query's period and twice it (a CCA's own cycle, such as BBR's
+    four gain phases against CCAC's period of 2 R, often doubles it), from step 0 or
+    after a warm-up of two periods (a CCA's history windows start empty)."""
+    shapes = [(k, s0) for s0 in (0, 2 * period) for k in (period, 2 * period)]
+    return [(k, s0) for k, s0 in shapes if s0 + k < T - 1]
 
 
 def steady_counterexample(base: list[Tagged], neg: list[Tagged], tr: SymbolicTrace, period: int,
