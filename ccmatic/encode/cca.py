@@ -1,5 +1,7 @@
 """A CCA's constraints: its step (:func:`ccmatic.semantics.cca.run_step`) over Z3
-terms at every step after its warm-up (symbolic execution into If-terms, thesis B.1).
+terms at every step after its warm-up (symbolic execution into If-terms, thesis B.1),
+with the delay buckets' atoms as literals
+(:meth:`ccmatic.encode.trace.SymbolicTrace.rewrite`).
 
 Before the warm-up (the steps whose reads would reach before step 0) rate and cwnd
 are free but non-negative and each state variable takes one of its declared initial
@@ -28,14 +30,33 @@ Choice = tuple[str, ir.Choose, list[z3.ExprRef], z3.ExprRef]
 @dataclass
 class CcaEncoding:
     """The constraints, and every ``choose()`` made: (where, the call, its options,
-    the adversary's pick)."""
+    the adversary's pick: a variable or a term)."""
 
     constraints: Constraints = field(default_factory=Constraints)
     choices: list[Choice] = field(default_factory=list)
 
-    def chooser(self, tr: SymbolicTrace, tag: str) -> Callable[[list[z3.ExprRef], ir.Choose], z3.ExprRef]:
-        """choose(): a fresh variable equal to one of the options (any value without)."""
+    def chooser(self, tr: SymbolicTrace, tag: str,
+                as_term: bool = True) -> Callable[[list[z3.ExprRef], ir.Choose], z3.ExprRef]:
+        """choose(): one of the options, the adversary's pick (any value without).
+
+        Numeric options in a step (``as_term``) are the term
+        ``If(p1, o1, If(p2, o2, ... on))`` over fresh booleans p1..p(n−1), which takes
+        exactly the options' values, and no constraint: when the step's branches join
+        (:meth:`ccmatic.semantics.z3domain.Z3Domain.ite`), such terms over the same
+        options merge into one If (Copa's ``choose(up, down)`` and its ``up``/``down``
+        branches are one ``If(g, up, down)``), where a fresh variable equal to one of
+        the options would be a real variable and two equalities more per choice.
+        Conditions, initial values (one equality to a state variable anyway) and
+        ``choose()`` stay a fresh variable, constrained to equal one option."""
         def choose(options: list[z3.ExprRef], node: ir.Choose) -> z3.ExprRef:
+            if as_term and options and not node.is_bool:
+                picks = [z3.FreshBool(tag) for _ in options[1:]]
+                term = options[-1]
+                for p, o in zip(reversed(picks), reversed(options[:-1])):
+                    term = z3.If(p, o, term)
+                tr.extra_vars.extend(picks)
+                self.choices.append((tag, node, options, term))
+                return term
             v: z3.ExprRef = z3.FreshBool(tag) if node.is_bool else z3.FreshReal(tag)
             if options:
                 self.constraints.add("CCA choose", z3.Or(*[v == o for o in options]))
@@ -66,6 +87,8 @@ def encode_cca(code: StepCode, tr: SymbolicTrace, f: int, name: str,
         for n, _is_bool in code.outputs:
             var = tr.series(n, f)[t]
             e.add(f"CCA {name}", var == out[n])
+    # the delay buckets' atoms as literals (equivalent under the encoding's constraints)
+    e.items = list(zip([tag for tag, _c in e.items], tr.rewrite([c for _tag, c in e.items])))
     return enc
 
 
@@ -77,7 +100,7 @@ def _warm_up(code: StepCode, tr: SymbolicTrace, f: int, t: int, enc: CcaEncoding
         e.add("CCA warm-up", tr.rate_f[f][t] >= 0)
     if tr.sets_cwnd:
         e.add("CCA warm-up", tr.cwnd_f[f][t] >= 0)
-    init = initial_values(code, Z3, tr.param, enc.chooser(tr, f"init_{f}_{t}"))
+    init = initial_values(code, Z3, tr.param, enc.chooser(tr, f"init_{f}_{t}", as_term=False))
     for n, v in init.items():
         e.add("CCA state init", tr.state_f[f][n][t] == v)
 

@@ -66,7 +66,7 @@ class Problem:
 
 def to_z3(e: ir.Expr, tr: SymbolicTrace) -> z3.ExprRef:
     cx: Context[z3.ExprRef] = Context(Z3, at=lambda a: tr.term(a.name, a.flow, a.step), param=tr.param)
-    return value(e, cx)
+    return tr.rewrite([value(e, cx)])[0]
 
 
 def build(scenario: Scenario, prog: CcaProgram, formulas: Iterable[ir.Expr] = (),

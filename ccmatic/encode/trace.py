@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 import z3
 
@@ -108,6 +109,11 @@ class SymbolicTrace:
         if model.hops > 1:
             self.built.add("hops")
         self.extra_vars: list[z3.ExprRef] = []
+        #: atoms and the literals that replace them where the CCA and the formulas read
+        #: them, each pair equivalent under the encoding's own constraints (the delay
+        #: buckets: :func:`ccmatic.encode.derived.bucket_literals`)
+        self.literals: list[tuple[z3.BoolRef, z3.BoolRef]] = []
+        self._table: tuple[int, Any, Any] | None = None  # literals as Z3's argument arrays
 
     def _hop(self, h: int) -> Hop:
         """Bottleneck h's variables: the first one's are W and C0, the second's W2, C0_2;
@@ -237,6 +243,29 @@ class SymbolicTrace:
         if name == "timeout":
             return self.model.timeouts
         return True
+
+    def rewrite(self, cs: list[z3.ExprRef]) -> list[z3.ExprRef]:
+        """``cs`` with every atom of :attr:`literals` replaced by its literal (one pass
+        over all of them: Z3's substitution shares the work between constraints)."""
+        if not self.literals or not cs:
+            return cs
+        if len(cs) == 1:
+            return [self._substitute(cs[0])]
+        out = self._substitute(z3.And(*cs))
+        if out.num_args() != len(cs):
+            raise EngineError("rewriting the delay buckets' atoms changed the constraints' number")
+        return [out.arg(i) for i in range(len(cs))]
+
+    def _substitute(self, e: z3.ExprRef) -> z3.ExprRef:
+        """``z3.substitute(e, *literals)``, its argument arrays made once (a formula is
+        rewritten each time it is compiled, and the table has 2·T² pairs per flow)."""
+        n = len(self.literals)
+        if self._table is None or self._table[0] != n:
+            froms = (z3.Ast * n)(*[a.as_ast() for a, _b in self.literals])
+            tos = (z3.Ast * n)(*[b.as_ast() for _a, b in self.literals])
+            self._table = (n, froms, tos)
+        _n, froms, tos = self._table
+        return z3.z3._to_expr_ref(z3.Z3_substitute(e.ctx_ref(), e.as_ast(), n, froms, tos), e.ctx)
 
     def param(self, name: str) -> z3.ExprRef:
         if name == "MSS":

@@ -2,7 +2,9 @@
 
 Values are Z3 terms; Python booleans are accepted where a condition is already
 decided (e.g. a window that is eligible in every trace).  Nothing is folded here
-beyond what decided Python booleans give: the terms are what the solver sees.
+beyond what decided Python booleans give, but for one rewrite of If-terms that
+gives the same value in every model (:func:`join`): the terms are what the solver
+sees.
 """
 
 from __future__ import annotations
@@ -99,10 +101,45 @@ class Z3Domain:
     def ite(self, c: z3.BoolRef | bool, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
         if isinstance(c, bool):
             return a if c else b
-        return z3.If(c, a, b)
+        return join(c, a, b)
 
     def decide(self, c: z3.BoolRef | bool) -> bool | None:
         return c if isinstance(c, bool) else None
+
+
+def _split(x: z3.ExprRef) -> tuple[z3.BoolRef, z3.ExprRef, z3.ExprRef] | None:
+    """(p, x, y) of ``If(p, x, y)``, else None (asked through Z3's C API: the encoder
+    asks it of every If it builds)."""
+    ctx, a = x.ctx_ref(), x.as_ast()
+    if z3.Z3_get_ast_kind(ctx, a) != z3.Z3_APP_AST or \
+            z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, a)) != z3.Z3_OP_ITE:
+        return None
+    return cast(z3.BoolRef, x.arg(0)), x.arg(1), x.arg(2)
+
+
+def join(c: z3.BoolRef, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
+    """``If(c, a, b)``, with the branches' choice between the same two values moved
+    into the condition: where a or b is itself ``If(p, x, y)`` and the other is x, y or
+    ``If(q, x, y)``, the result is one ``If(g, x, y)`` (g a formula over c, p, q), equal
+    to ``If(c, a, b)`` in every model.  A CCA's if/elif joins whose branches pick among
+    the same values (Copa: ``up``, ``down`` and ``choose(up, down)``,
+    :meth:`ccmatic.encode.cca.CcaEncoding.chooser`) so give the solver one arithmetic
+    If where nested ones would each be a real variable of its own (Z3 names every
+    arithmetic If-term); the choice becomes propositional."""
+    if not (isinstance(a, z3.ExprRef) and isinstance(b, z3.ExprRef)):
+        return z3.If(c, a, b)
+    sa, sb = _split(a), _split(b)
+    if sa is not None and sa[1].eq(b):  # If(c, If(p, b, y), b): y iff c and not p
+        return z3.If(z3.And(c, z3.Not(sa[0])), sa[2], b)
+    if sa is not None and sa[2].eq(b):  # If(c, If(p, x, b), b): x iff c and p
+        return z3.If(z3.And(c, sa[0]), sa[1], b)
+    if sb is not None and sb[1].eq(a):  # If(c, a, If(q, a, y)): a iff c or q
+        return z3.If(z3.Or(c, sb[0]), a, sb[2])
+    if sb is not None and sb[2].eq(a):  # If(c, a, If(q, x, a)): x iff not c and q
+        return z3.If(z3.And(z3.Not(c), sb[0]), sb[1], a)
+    if sa is not None and sb is not None and sa[1].eq(sb[1]) and sa[2].eq(sb[2]):
+        return z3.If(z3.If(c, sa[0], sb[0]), sa[1], sa[2])
+    return z3.If(c, a, b)
 
 
 Z3 = Z3Domain()
