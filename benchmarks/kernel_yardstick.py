@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 import subprocess
 import sys
 import time
@@ -80,6 +81,8 @@ class Opts(argparse.Namespace):
 def leftovers() -> list[str]:
     out = []
     for cmd in (["ip", "netns"], ["ip", "-br", "link"], ["bpftool", "struct_ops", "show"]):
+        if shutil.which(cmd[0]) is None:
+            continue
         p = subprocess.run(cmd, capture_output=True, text=True, check=False)
         out += [f"{' '.join(cmd)}: {line}" for line in p.stdout.splitlines() if "ccmtb" in line]
     return out
