@@ -32,7 +32,7 @@ def run_title(cfg: SimConfig, command: str = "simulate") -> str:
     who = " + ".join(n if k == 1 else f"{n} ×{k}" for n, k in counts.items())
     link = cfg.link
     where = f"{link.kind} link" if cfg.topology == "dumbbell" else f"{cfg.hops}-hop parking lot ({link.kind})"
-    rate = f"C = {link.C * 8 / 1e6:g} Mbit/s" + ("" if link.schedule is None else " at t = 0, then C(t)")
+    rate = f"C = {link.C * 8 / 1e6:.4g} Mbit/s" + ("" if link.schedule is None else " at t = 0, then C(t)")
     bdp = link.C * min(f.R for f in cfg.flows)
     buf = "infinite buffer" if link.buffer is None else f"buffer {link.buffer / bdp:.3g} BDP ({link.buffer / 1e3:g} kB)"
     D = _ms({f.jitter(link) for f in cfg.flows})
@@ -105,7 +105,7 @@ def _rate_panel(ax: Any, res: SimResult, colors: list[str], labels: list[str], g
         styles.append(Line2D([], [], color="grey", lw=1, ls="--", label="cwnd / RTprop"))
     C = cfg.link.C
     if cfg.link.schedule is None:
-        cline = ax.axhline(C * 8 / 1e6, color="k", lw=0.8, ls=":", label=f"link rate C = {C * 8 / 1e6:g} Mbit/s")
+        cline = ax.axhline(C * 8 / 1e6, color="k", lw=0.8, ls=":", label=f"link rate C = {C * 8 / 1e6:.4g} Mbit/s")
     else:  # C(t): a step at each change point, drawn to the end of the run
         pts = cfg.link.schedule.points
         end = max(len(res.queue) * res.dt, pts[-1][0])
