@@ -20,7 +20,7 @@ from ccmatic.io.charts import bench_figure, tradeoff_figure
 from ccmatic.io.contract_plots import contract_figure
 from ccmatic.io.figures import flow_labels, log_ticks
 from ccmatic.io.growth import bench_growth
-from ccmatic.io.sim_plots import grid_figure, run_figure
+from ccmatic.io.sim_plots import grid_figure, run_figure, run_title
 from ccmatic.sim.fine import simulate
 from ccmatic.sim.links import Link
 from ccmatic.sim.records import Flow, SimConfig
@@ -93,6 +93,13 @@ def test_simulate_plot_names_ccas_link_and_units() -> None:
         _assert_legends_outside(fig)
     finally:
         _close(fig)
+
+
+def test_testbed_plot_title_names_its_command() -> None:
+    """``testbed --plot`` draws the same figure; its title names ``ccmatic testbed``."""
+    cfg = _run(["reno"], 0.1).config
+    assert run_title(cfg).startswith("ccmatic simulate: reno, ")
+    assert run_title(cfg, "testbed").startswith("ccmatic testbed: reno, ")
 
 
 def test_many_flows_are_grouped_by_cca_in_legends() -> None:

@@ -91,7 +91,7 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         say("warning: the delay line ran without a real-time priority (SCHED_FIFO refused): on a busy machine its "
             "frames may leave late (see its 'late p99')")
     if args.plot:
-        plot_run(r.result, args.plot)
+        plot_run(r.result, args.plot, command="testbed")
     if series is not None:
         write_series(r.result, series)
     if args.json:

@@ -14,28 +14,29 @@ from ccmatic.io.figures import flow_labels, legend_right, plot_path, pyplot, sav
 from ccmatic.sim.records import SimConfig, SimResult
 
 
-def plot_run(res: SimResult, path: str | Path, states: tuple[str, ...] = ()) -> Path:
-    """``simulate --plot``: :func:`run_figure`, written to ``path``."""
+def plot_run(res: SimResult, path: str | Path, states: tuple[str, ...] = (), command: str = "simulate") -> Path:
+    """``simulate --plot`` (and ``testbed --plot``: ``command``): :func:`run_figure`,
+    written to ``path``."""
     p = plot_path(path)
-    return save(run_figure(res, states), p)
+    return save(run_figure(res, states, command), p)
 
 
 def _ms(xs: set[float]) -> str:
     return ", ".join(f"{x * 1000:g}" for x in sorted(xs)) + " ms"
 
 
-def run_title(cfg: SimConfig) -> str:
+def run_title(cfg: SimConfig, command: str = "simulate") -> str:
     """The command, the CCAs and the link: ``ccmatic simulate: bbr1 ×4, 20 s, seed 1``
     over ``ideal link: C = 48 Mbit/s, R = 40 ms, D = 0 ms, buffer 4 BDP``."""
     counts = Counter(f.cca.name for f in cfg.flows)
     who = " + ".join(n if k == 1 else f"{n} ×{k}" for n, k in counts.items())
     link = cfg.link
     where = f"{link.kind} link" if cfg.topology == "dumbbell" else f"{cfg.hops}-hop parking lot ({link.kind})"
-    rate = f"C = {link.C * 8 / 1e6:g} Mbit/s" + ("" if link.schedule is None else " at t = 0, then C(t)")
+    rate = f"C = {link.C * 8 / 1e6:.4g} Mbit/s" + ("" if link.schedule is None else " at t = 0, then C(t)")
     bdp = link.C * min(f.R for f in cfg.flows)
     buf = "infinite buffer" if link.buffer is None else f"buffer {link.buffer / bdp:.3g} BDP ({link.buffer / 1e3:g} kB)"
     D = _ms({f.jitter(link) for f in cfg.flows})
-    return (f"ccmatic simulate: {who}, {cfg.duration:g} s, seed {cfg.seed}\n"
+    return (f"ccmatic {command}: {who}, {cfg.duration:g} s, seed {cfg.seed}\n"
             f"{where}: {rate}, R = {_ms({f.R for f in cfg.flows})}, D = {D}, {buf}")
 
 
@@ -45,7 +46,7 @@ def _step_text(cfg: SimConfig) -> str:
     return f"step = RTprop = {_ms(Rs)}" if len(Rs) == 1 else "step = the flow's RTprop"
 
 
-def run_figure(res: SimResult, states: tuple[str, ...] = ()) -> Any:
+def run_figure(res: SimResult, states: tuple[str, ...] = (), command: str = "simulate") -> Any:
     """Sending rate and cwnd per flow against C, the bottleneck queue, RTT samples,
     packets lost per CCA step, and one panel per named CCA state variable (per flow
     that has it, converted to ms, kB or Mbit/s from the CCA's steps, bytes and bytes
@@ -66,7 +67,7 @@ def run_figure(res: SimResult, states: tuple[str, ...] = ()) -> Any:
     axes[-1].set_xlabel("time (s)")
     for a in axes:
         a.grid(alpha=0.3)
-    fig.suptitle(run_title(cfg), fontsize=10)
+    fig.suptitle(run_title(cfg, command), fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -104,7 +105,7 @@ def _rate_panel(ax: Any, res: SimResult, colors: list[str], labels: list[str], g
         styles.append(Line2D([], [], color="grey", lw=1, ls="--", label="cwnd / RTprop"))
     C = cfg.link.C
     if cfg.link.schedule is None:
-        cline = ax.axhline(C * 8 / 1e6, color="k", lw=0.8, ls=":", label=f"link rate C = {C * 8 / 1e6:g} Mbit/s")
+        cline = ax.axhline(C * 8 / 1e6, color="k", lw=0.8, ls=":", label=f"link rate C = {C * 8 / 1e6:.4g} Mbit/s")
     else:  # C(t): a step at each change point, drawn to the end of the run
         pts = cfg.link.schedule.points
         end = max(len(res.queue) * res.dt, pts[-1][0])

@@ -1,0 +1,55 @@
+"""benchmarks/kernel_yardstick.py (docs/testbed.md, "The kernel as yardstick"): its
+helpers, its refusals, and a small simulator-only run, so that the script cannot rot
+where the kernel's runs cannot be made."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import kernel_yardstick as ky
+
+
+def test_slope_tells_linear_from_square_root_growth() -> None:
+    xs = [40.0, 80.0, 160.0, 320.0]
+    linear, root = ky.slope(xs, [0.02 * x for x in xs]), ky.slope(xs, [x ** 0.5 for x in xs])
+    assert linear is not None and abs(linear - 1) < 1e-9
+    assert root is not None and abs(root - 0.5) < 1e-9
+    assert ky.slope([40.0], [1.0]) is None and ky.slope(xs, [0.0] * 4) is None
+
+
+def test_figures_show_runs_and_spread() -> None:
+    assert ky.fig([]) == "–"
+    assert ky.fig([0.384]) == "0.38"
+    assert ky.fig([0.3, 0.5]) == "0.40 ± 0.10 (2)"
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(ROOT / "benchmarks" / "kernel_yardstick.py"), *argv],
+                          capture_output=True, text=True, cwd=ROOT, check=False)
+
+
+def test_unknown_experiment_or_side_is_refused() -> None:
+    for argv in (["--only", "z"], ["--sides", "kernel,ns2"], ["--seeds", "0"]):
+        p = _run(*argv)
+        assert p.returncode == 2 and "error:" in p.stderr, (argv, p.stderr)
+
+
+@pytest.mark.slow
+def test_simulator_side_of_reno_vs_mathis(tmp_path: Path) -> None:
+    """(c) with the simulator alone, 3 s runs: a table row per path, JSON per run."""
+    out = tmp_path / "y.json"
+    p = _run("--only", "c", "--sides", "sim", "--sim-seeds", "1", "--duration", "3", "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    rows = [line for line in p.stdout.splitlines() if line.startswith(("| 24 ", "| 96 "))]
+    assert len(rows) == 3
+    doc = json.loads(out.read_text())
+    assert [r["command"].split()[1] for r in doc["runs"]] == ["simulate"] * 3
+    assert all(r["rc"] == 0 and 0.5 < r["metrics"]["utilization"] <= 1.01 for r in doc["runs"])
