@@ -162,6 +162,14 @@ def test_with_assigns_ccas_in_turn() -> None:
     assert [f["cca"] for f in d3["config"]["flows"]] == ["reno", "bbr1", "reno"]
 
 
+def test_with_runs_every_named_cca() -> None:
+    """Without --flows, each CCA named runs one flow; fewer flows than CCAs named is
+    one error line (--with is never silently dropped)."""
+    d = sim_json("reno", "--with", "bbr1", "--with", "cubic", "--duration", "1")
+    assert [f["cca"] for f in d["config"]["flows"]] == ["reno", "bbr1", "cubic"]
+    expect_input_error("simulate", "reno", "--with", "bbr1", "--flows", "1", where="--flows", words=("2 CCAs",))
+
+
 def test_per_flow_rtprops() -> None:
     d = sim_json("reno", "--R", "20,40", "--flows", "2", "--duration", "2")
     assert [f["R_s"] for f in d["config"]["flows"]] == pytest.approx([0.02, 0.04])

@@ -32,6 +32,7 @@ from ccmatic.io.sim_args import (
     link_kind,
     load_sim_cca,
     milliseconds,
+    named_flows,
     positive_number,
 )
 from ccmatic.io.sim_plots import plot_run
@@ -89,7 +90,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     print_warnings(err, [w for p in progs for w in p.warnings])
     Rs = [r / 1000 for r in milliseconds("--R", args.R)]
     kind_t, hops = topo.topology(args.topology, args.hops)
-    nflows = check_flows(topo.flow_count(args.flows, kind_t, hops))
+    nflows = check_flows(named_flows(topo.flow_count(args.flows, kind_t, hops, len(names)), names))
     check_seed(args.seed)
     if len(Rs) not in (1, nflows):
         raise SpecError(Loc("--R"), f"give one RTprop or one per flow ({nflows}), got {len(Rs)}")
@@ -190,7 +191,7 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
     s.add_argument("--buffer", default=None, help="buffer in BDPs of the shortest flow, or inf (default 1; inf "
                    "on a parking lot)")
     s.add_argument("--duration", default="30", help="seconds (default 30)")
-    s.add_argument("--flows", type=int, default=None, help="number of flows (default 1; hops + 1 on a parking lot)")
+    s.add_argument("--flows", type=int, default=None, help="number of flows (default one per CCA named; hops + 1 on a parking lot)")
     s.add_argument("--topology", default="dumbbell", help="dumbbell (default) or parking-lot: flow 0 crosses "
                    "every hop, flow i only hop i, all at rate C")
     s.add_argument("--hops", type=int, default=None, help="with --topology parking-lot: the hops K >= 1 "

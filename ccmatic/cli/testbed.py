@@ -24,6 +24,7 @@ from ccmatic.io.sim_args import (
     check_warmup,
     link_kind,
     milliseconds,
+    named_flows,
     positive_number,
 )
 from ccmatic.io.sim_plots import plot_run
@@ -48,7 +49,8 @@ def flow_cca(args: argparse.Namespace, name: str, D_steps: int) -> FlowCca:
 def config(args: argparse.Namespace) -> tuple[TestbedConfig, float]:
     """The run's configuration and the warm-up, from the flags (one line each when wrong)."""
     Rs = [r / 1000 for r in milliseconds("--R", args.R)]
-    nflows = check_flows(args.flows or 1)
+    names = [args.cca] + list(args.with_cca or [])
+    nflows = check_flows(named_flows(len(names) if args.flows is None else args.flows, names))
     check_seed(args.seed)
     if len(Rs) not in (1, nflows):
         raise SpecError(Loc("--R"), f"give one RTprop or one per flow ({nflows}), got {len(Rs)}")
@@ -60,7 +62,6 @@ def config(args: argparse.Namespace) -> tuple[TestbedConfig, float]:
     sched = None if args.rate_schedule is None else rate_schedule(args.rate_schedule, C, duration)
     stagger = positive_number("--stagger", args.stagger, allow_zero=True) if args.stagger else 0.0
     buffer = positive_number("--buffer", args.buffer) * C * min(Rs)
-    names = [args.cca] + list(args.with_cca or [])
     progs = {n: flow_cca(args, n, round(D / min(Rs))) for n in set(names)}
     flows = tuple(TestbedFlow(progs[names[i % len(names)]], Rs[i % len(Rs)], i * stagger) for i in range(nflows))
     warm = check_warmup(duration * 0.2 if args.warmup is None else
@@ -149,7 +150,7 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
     s.add_argument("--agg", default="uniform", help="ack_agg releases: uniform (default) or fixed")
     s.add_argument("--buffer", default="1", help="drop-tail buffer in BDPs of the shortest flow (default 1)")
     s.add_argument("--duration", default="30", help="seconds (default 30)")
-    s.add_argument("--flows", type=int, default=None, help="number of flows (default 1)")
+    s.add_argument("--flows", type=int, default=None, help="number of flows (default one per CCA named)")
     s.add_argument("--stagger", default=None, help="start flow i at i*S seconds (default 0)")
     s.add_argument("--warmup", default=None, help="seconds excluded from the metrics (default 20%% of the run)")
     s.add_argument("--seed", type=int, default=0, help="seed of the delay line's random delays")

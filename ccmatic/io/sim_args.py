@@ -6,6 +6,7 @@ refusal is one :class:`SpecError` line naming the flag."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 
@@ -74,6 +75,15 @@ def check_flows(n: int) -> int:
         raise SpecError(Loc("--flows"), f"need at least one flow, got {n}")
     if n > MAX_SIM_FLOWS:
         raise SpecError(Loc("--flows"), f"{n:,} flows is over the simulator's limit of {MAX_SIM_FLOWS:,}")
+    return n
+
+
+def named_flows(n: int, names: Sequence[str]) -> int:
+    """``n`` flows for the CCAs named (the command's and each ``--with``), which the
+    flows take in turn: each CCA named must run at least one flow."""
+    if n < len(names):
+        raise SpecError(Loc("--flows"), f"{n} flow(s) for the {len(names)} CCAs named ({', '.join(names)}): "
+                        "each runs at least one flow", f"give --flows {len(names)} or more, or leave it out")
     return n
 
 

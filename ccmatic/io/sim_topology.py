@@ -34,10 +34,11 @@ def topology(text: str, hops: int | None) -> tuple[Topology, int]:
     return kind, K
 
 
-def flow_count(flows: int | None, kind: Topology, hops: int) -> int:
-    """``--flows``: 1 by default on a dumbbell, exactly hops + 1 on a parking lot."""
+def flow_count(flows: int | None, kind: Topology, hops: int, named: int = 1) -> int:
+    """``--flows``: on a dumbbell one flow per CCA named (``named``) by default,
+    exactly hops + 1 on a parking lot."""
     if kind == "dumbbell":
-        return 1 if flows is None else flows
+        return named if flows is None else flows
     if flows is not None and flows != hops + 1:
         raise SpecError(Loc("--flows"), f"a parking lot of {hops} hops carries {hops + 1} flows (flow 0 across "
                         f"every hop, flow i on hop i), got {flows}", f"give --flows {hops + 1} or leave it out")
