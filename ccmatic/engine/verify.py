@@ -151,7 +151,9 @@ def decide(sess: Session, neg: list[Tagged], prob: Problem) -> Answer:
     asks it) not decided within a first slice is first searched for a steady-state
     counterexample, which the solver finds far sooner than an arbitrary trace when
     there is one (:func:`ccmatic.engine.witness.steady_counterexample`); then the
-    check resumes under the run's own limit.  Every slice is bounded in Z3's
+    whole check runs under the run's own limit, in a fresh solver: resumed in the
+    session of the spent slice it took 3x as long (CCAC's Copa question at T = 30,
+    idle: 39 s against 13 s, docs/performance.md).  Every slice is bounded in Z3's
     resource units, so the answer does not depend on the machine's load."""
     period = prob.scenario.periodic
     if not period:
@@ -160,7 +162,9 @@ def decide(sess: Session, neg: list[Tagged], prob: Problem) -> Answer:
     if not (isinstance(first, SolverUnknown) and out_of_resources(first)):
         return first
     found = steady_counterexample(prob.base(), neg, prob.trace, period, sess.timeout_s, sess.seed)
-    return found if found is not None else sess.check(neg)
+    if found is not None:
+        return found
+    return Session(prob.base(), sess.timeout_s, sess.seed).check(neg)
 
 
 def confirm_proved(sess: Session, prob: Problem) -> Outcome:
