@@ -105,7 +105,8 @@ def _term_as_interrupt() -> Iterator[None]:
 
 
 @contextmanager
-def _signals_ignored() -> Iterator[None]:
+def signals_ignored() -> Iterator[None]:
+    """A second Ctrl-C or SIGTERM must not cut a cleanup short."""
     old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
@@ -126,7 +127,7 @@ def load(obj: Path, name: str, hold: Callable[[], None], say: Callable[[str], No
                 raise BuildError(f"{name} was registered but the kernel does not list it")
             hold()
         finally:
-            with _signals_ignored():  # a second Ctrl-C or SIGTERM must not leave it registered
+            with signals_ignored():  # a second Ctrl-C or SIGTERM must not leave it registered
                 gone = unregister(name)
             say(f"unregistered {name}" if gone else f"{name} was no longer registered")
 

@@ -10,13 +10,11 @@ import glob
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,17 +122,6 @@ def remove_stale() -> list[str]:
     return gone
 
 
-@contextmanager
-def signals_ignored() -> Iterator[None]:
-    """A second Ctrl-C or SIGTERM must not cut the cleanup short."""
-    old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
-
-
 class Children:
     """The run's processes (in its namespaces), ended by their pids."""
 
@@ -194,7 +181,7 @@ def run(cfg: TestbedConfig, say: Callable[[str], None]) -> TestbedRun:
         names = [reg.kernel_name(f.cca, f.R, say) for f in cfg.flows]
         return _transfer(cfg, net, kids, names, stale)
     finally:
-        with signals_ignored():
+        with build.signals_ignored():
             kids.close()
             netns.remove(net)
             reg.close()
