@@ -18,7 +18,7 @@ HEAVY = ("matplotlib", "numpy", "sympy", "ray", "scipy")
 #: ccmatic's modules of other commands: proofs, synthesis, the simulators, executors
 OTHER_COMMANDS = ("ccmatic.core.proof", "ccmatic.io.proofs", "ccmatic.spec.template_tree", "ccmatic.engine.cegis",
                   "ccmatic.engine.proof", "ccmatic.engine.parallel", "ccmatic.sim.fine", "ccmatic.io.charts",
-                  "ccmatic.export", "ccmatic.testbed")
+                  "ccmatic.export", "ccmatic.testbed", "ccmatic.io.sim_args")
 
 
 def modules_after(code: str) -> set[str]:

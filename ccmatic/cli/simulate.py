@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from ccmatic.cli.common import Subparsers, describe_schedule, library, print_warnings, rate_schedule
+from ccmatic.cli.common import Subparsers, library, print_warnings
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import PLOT_SUFFIXES, output_file
 from ccmatic.io import sim_topology as topo
@@ -29,11 +29,13 @@ from ccmatic.io.sim_args import (
     check_seed,
     check_size,
     check_warmup,
+    describe_schedule,
     link_kind,
     load_sim_cca,
     milliseconds,
     named_flows,
     positive_number,
+    rate_schedule,
 )
 from ccmatic.io.sim_plots import plot_run
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series

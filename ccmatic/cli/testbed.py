@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from ccmatic.cli.common import Subparsers, describe_schedule, library, rate_schedule
+from ccmatic.cli.common import Subparsers, library
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import PLOT_SUFFIXES, output_file
 from ccmatic.export.build import BuildError
@@ -22,10 +22,12 @@ from ccmatic.io.sim_args import (
     check_flows,
     check_seed,
     check_warmup,
+    describe_schedule,
     link_kind,
     milliseconds,
     named_flows,
     positive_number,
+    rate_schedule,
 )
 from ccmatic.io.sim_plots import plot_run
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series

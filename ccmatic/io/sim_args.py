@@ -19,7 +19,7 @@ from ccmatic.core.limits import (
     SIM_BYTES_PER_CELL,
 )
 from ccmatic.io.library import Library
-from ccmatic.sim.links import AGG_KINDS, LINK_KINDS, AggKind, LinkKind
+from ccmatic.sim.links import AGG_KINDS, LINK_KINDS, AggKind, LinkKind, RateSchedule
 from ccmatic.sim.records import SimConfig
 from ccmatic.spec.cca import CcaProgram, load_cca
 
@@ -141,3 +141,55 @@ def load_sim_cca(lib: Library, name: str) -> CcaProgram:
         first = next(iter(prog.holes.values()))
         raise SpecError(first.loc, f"'{prog.name}' is a template with holes", "simulate a concrete CCA (a synth solution)")
     return prog
+
+
+# the rate schedules of 'simulate' and 'testbed' (--rate-schedule)
+MAX_RATE_CHANGES = 10_000
+SCHEDULE_FORMS = "give T1:C1,T2:C2,... (seconds:Mbit/s, e.g. 10:96,20:48) or double-halve:P (P seconds)"
+
+
+def rate_schedule(text: str, C: float, duration: float) -> RateSchedule:
+    """``--rate-schedule`` (docs/simulation.md) for a link of rate C (bytes/s) at t = 0."""
+    def bad(what: str, hint: str | None = SCHEDULE_FORMS) -> SpecError:
+        return SpecError(Loc("--rate-schedule"), what, hint)
+
+    head, _, rest = text.strip().partition(":")
+    if head.strip() == "double-halve":
+        P = finite_number(rest)
+        if P is None or P <= 0:
+            raise bad(f"double-halve needs a positive period in seconds, got {rest!r}", "e.g. double-halve:20")
+        n = math.ceil(duration / P) - 1  # change points k·P < duration
+        if n < 1:
+            raise bad(f"a period of {P:g} s makes no change before the end of the {duration:g} s run",
+                      "give a period shorter than --duration")
+        if n > MAX_RATE_CHANGES:
+            raise bad(f"a period of {P:g} s makes {n:,} rate changes in {duration:g} s, over the limit of "
+                      f"{MAX_RATE_CHANGES:,}", "lengthen the period")
+        return RateSchedule(((0.0, C), *((k * P, 2 * C if k % 2 else C) for k in range(1, n + 1))))
+    entries = [e.strip() for e in text.split(",")]
+    if not text.strip() or len(entries) > MAX_RATE_CHANGES:
+        raise bad(f"expected 1 to {MAX_RATE_CHANGES:,} changes T:C, got {text!r}")
+    points = [(0.0, C)]
+    for e in entries:
+        t_text, colon, c_text = e.partition(":")
+        t, c = finite_number(t_text), finite_number(c_text)
+        if not colon or t is None:
+            raise bad(f"expected T:C (seconds:Mbit/s), got {e!r}")
+        if c is None or c <= 0:
+            raise bad(f"the rate of {e!r} must be a positive number of Mbit/s, got {c_text.strip()!r}")
+        if t <= 0:
+            raise bad(f"the time of {e!r} must be after 0 s (--C is the rate at t = 0)")
+        if t <= points[-1][0]:
+            raise bad(f"the times must increase strictly: {e!r} comes after a change at {points[-1][0]:g} s", None)
+        if t >= duration:
+            raise bad(f"the change {e!r} is not before the end of the {duration:g} s run",
+                      "give times before --duration")
+        points.append((t, c * 1e6 / 8))
+    return RateSchedule(tuple(points))
+
+
+def describe_schedule(sched: RateSchedule, spec: str, shown: int = 4) -> str:
+    """The schedule for the header: 'rate schedule SPEC: 96 Mbit/s at 20 s, 48 at 40 s, ...'."""
+    ch = [f"{c * 8 / 1e6:g}{' Mbit/s' if i == 0 else ''} at {t:g} s" for i, (t, c) in enumerate(sched.points[1:])]
+    more = f", ... ({len(ch)} changes)" if len(ch) > shown else ""
+    return f"rate schedule {spec}: {', '.join(ch[:shown])}{more}"
