@@ -31,6 +31,7 @@ import struct
 import sys
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 ETH_P_ALL = 0x0003
@@ -178,6 +179,13 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
     fwd, back = Line(1 << 16), Line(1 << 32)
     kernel = {"a": [0, 0], "b": [0, 0]}  # PACKET_STATISTICS resets on each read: summed here
 
+    def data_at(tcp: tuple[int, int, int, int], now: float) -> tuple[int, float, int] | None:
+        d = delay.get(tcp[1])  # by destination port; a frame of no flow is not delayed
+        return None if d is None else (tcp[1], now + d, tcp[2])
+
+    def ack_at(tcp: tuple[int, int, int, int], now: float) -> tuple[int, float, int]:
+        return tcp[0], acks.due(tcp[0], now), tcp[3]
+
     def stop(signum: int, frame: object) -> None:
         raise Stop
 
@@ -191,9 +199,9 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
             r, _, _ = select.select([a, b], [], [], min(0.05, max(0.0, wait)))
             now = time.monotonic()
             if a in r:
-                _read_data(a, fwd, delay, now)
+                _read(a, fwd, now, data_at)
             if b in r:
-                _read_acks(b, back, acks, now)
+                _read(b, back, now, ack_at)
             fwd.release(b, now)
             back.release(a, now)
     except Stop:
@@ -207,31 +215,24 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
             "socket_packets": {"a": kernel["a"][0], "b": kernel["b"][0]}}
 
 
-def _read_data(s: socket.socket, line: Line, delay: dict[int, float], now: float) -> None:
+Place = Callable[[tuple[int, int, int, int], float], tuple[int, float, int] | None]
+
+
+def _read(s: socket.socket, line: Line, now: float, place: Place) -> None:
+    """Take up to 256 waiting frames: a TCP frame is held where ``place`` (its ports
+    and sequence numbers, now) puts it, as (flow key, due time, order); any other
+    frame (ARP, a frame of no flow) is passed on at once."""
     for _ in range(256):
         try:
             frame = s.recv(65536)
         except BlockingIOError:
             return
         tcp = _tcp_ports(frame)
-        d = None if tcp is None else delay.get(tcp[1])
-        if tcp is None or d is None:
+        at = None if tcp is None else place(tcp, now)
+        if at is None:
             line.hold(-1, now, frame, 0)
         else:
-            line.hold(tcp[1], now + d, frame, tcp[2])
-
-
-def _read_acks(s: socket.socket, line: Line, acks: AckClock, now: float) -> None:
-    for _ in range(256):
-        try:
-            frame = s.recv(65536)
-        except BlockingIOError:
-            return
-        tcp = _tcp_ports(frame)
-        if tcp is None:
-            line.hold(-1, now, frame, 0)
-        else:
-            line.hold(tcp[0], acks.due(tcp[0], now), frame, tcp[3])
+            line.hold(at[0], at[1], frame, at[2])
 
 
 def main(argv: list[str]) -> int:
