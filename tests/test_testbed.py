@@ -181,12 +181,18 @@ def _wait_for(pred: object, timeout: float = 60.0) -> None:
         time.sleep(0.1)
 
 
-@pytest.mark.slow
-@needs_testbed
-def test_sigterm_leaves_nothing() -> None:
+def _start_busy() -> subprocess.Popen[str]:
+    """A 60-s testbed run of an exported CCA, one second after its CCA is registered."""
     p = _start(str(ROOT / "templates" / "const_cwnd.cca"), "--C", "20", "--duration", "60")
     _wait_for(lambda: any(n.startswith(f"{netns.PREFIX}{p.pid}_") for n in build.available()))
     time.sleep(1.0)
+    return p
+
+
+@pytest.mark.slow
+@needs_testbed
+def test_sigterm_leaves_nothing() -> None:
+    p = _start_busy()
     p.send_signal(signal.SIGTERM)
     _out, err = p.communicate(timeout=30)
     assert p.returncode == 3, err
@@ -196,9 +202,7 @@ def test_sigterm_leaves_nothing() -> None:
 @pytest.mark.slow
 @needs_testbed
 def test_a_crashed_runs_leftovers_are_removed() -> None:
-    p = _start(str(ROOT / "templates" / "const_cwnd.cca"), "--C", "20", "--duration", "60")
-    _wait_for(lambda: any(n.startswith(f"{netns.PREFIX}{p.pid}_") for n in build.available()))
-    time.sleep(1.0)
+    p = _start_busy()
     p.kill()  # no cleanup at all
     p.communicate()
     assert _mine(p.pid)[0], "the killed run left its namespaces"
