@@ -38,6 +38,7 @@ from ccmatic.io.sim_args import (
     rate_schedule,
 )
 from ccmatic.io.sim_plots import plot_run
+from ccmatic.io.sim_report import flow_line, metric_lines, schedule_json
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
 from ccmatic.sim.fine import simulate
 from ccmatic.sim.links import LINK_KINDS, Link, LinkKind
@@ -140,14 +141,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     xtra = "" if args.extra_delay is None else f", extra delay {args.extra_delay} ms"
     out.write(f"{', '.join(sorted(set(names)))} x{nflows} on {where}: {rates}, "
               f"R={args.R} ms, D={Dtext} ms{xtra}, buffer={buffer} BDP, {duration:g} s, seed {args.seed}\n")
-    util = "utilization" if kind_t == "dumbbell" else "delivered/C"
-    out.write(f"  {util} {m.utilization:.1%}   queue mean {m.queue_mean_bdp:.2f} BDP, max {m.queue_max_bdp:.2f} BDP"
-              f"   loss {m.loss_per_R_mean:.2f} pkts/R (max {m.loss_per_R_max:.1f} in one R), rate {m.loss_rate:.2%}\n")
-    conv = "never" if m.convergence_time is None else f"{m.convergence_time:.2f} s"
-    out.write(f"  convergence {conv}   Jain's index {m.jain:.3f}   (measured after {warm:g} s)\n")
-    out.writelines(f"  flow {i} ({flows[i].cca.name}, R={flows[i].R * 1000:g} ms): throughput {fm.throughput * 8 / 1e6:.2f} "
-                  f"Mbit/s ({fm.share:.1%}), RTT mean {fm.rtt_mean * 1000:.1f} ms ({fm.rtt_ratio:.2f} RTprop), "
-                  f"max {fm.rtt_max * 1000:.1f} ms\n" for i, fm in enumerate(m.flows))
+    out.writelines(metric_lines(m, warm, "utilization" if kind_t == "dumbbell" else "delivered/C"))
+    out.writelines(flow_line(i, flows[i].cca.name, flows[i].R, fm) for i, fm in enumerate(m.flows))
     out.writelines(topo.hop_lines(hms))
     if args.plot:
         out.write(f"  plot: {args.plot}\n")
@@ -167,8 +162,7 @@ def run_summary(cfg: Any, names: list[str], warmup: float, warnings: list[str],
     return {
         "ccas": names, "link": cfg.link.kind, "C_bytes_per_s": cfg.link.C, "D_s": cfg.link.D,
         **({} if cfg.link.agg == "uniform" else {"agg": cfg.link.agg}), **topo.summary_keys(cfg),
-        "rate_schedule": None if sched is None else {
-            "spec": schedule_spec, "points": [{"time_s": t, "C_bytes_per_s": c} for t, c in sched.points]},
+        "rate_schedule": schedule_json(sched, schedule_spec),
         "buffer_bytes": cfg.link.buffer, "flows": flows,
         "duration_s": cfg.duration, "mss": cfg.mss, "seed": cfg.seed, "warmup_s": warmup,
         "warnings": warnings,

@@ -30,6 +30,7 @@ from ccmatic.io.sim_args import (
     rate_schedule,
 )
 from ccmatic.io.sim_plots import plot_run
+from ccmatic.io.sim_report import flow_line, metric_lines, schedule_json
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
 from ccmatic.sim.links import LINK_KINDS
 from ccmatic.sim.metrics import metrics
@@ -106,13 +107,8 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                    f" ({describe_schedule(cfg.schedule, args.rate_schedule)})")
     out.write(f"{', '.join(names)} x{len(cfg.flows)} on the testbed ({cfg.model}): {rates}, R={args.R} ms, "
               f"D={cfg.D * 1000:g} ms, buffer={args.buffer} BDP ({cfg.buffer:,} bytes), {cfg.duration:g} s\n")
-    out.write(f"  utilization {m.utilization:.1%}   queue mean {m.queue_mean_bdp:.2f} BDP, max {m.queue_max_bdp:.2f} "
-              f"BDP   loss {m.loss_per_R_mean:.2f} pkts/R (max {m.loss_per_R_max:.1f} in one R), rate {m.loss_rate:.2%}\n")
-    conv = "never" if m.convergence_time is None else f"{m.convergence_time:.2f} s"
-    out.write(f"  convergence {conv}   Jain's index {m.jain:.3f}   (measured after {warm:g} s)\n")
-    out.writelines(f"  flow {i} ({f.cca.name} as {r.kernel_names[i]}, R={f.R * 1000:g} ms): throughput "
-                   f"{fm.throughput * 8 / 1e6:.2f} Mbit/s ({fm.share:.1%}), RTT mean {fm.rtt_mean * 1000:.1f} ms "
-                   f"({fm.rtt_ratio:.2f} RTprop), max {fm.rtt_max * 1000:.1f} ms\n"
+    out.writelines(metric_lines(m, warm))
+    out.writelines(flow_line(i, f"{f.cca.name} as {r.kernel_names[i]}", f.R, fm)
                    for i, (f, fm) in enumerate(zip(cfg.flows, m.flows)))
     b = r.bottleneck
     out.write(f"  bottleneck (tbf): {b.get('packets', 0):,} frames sent, {b.get('drops', 0):,} dropped\n")
@@ -128,11 +124,9 @@ def summary(cfg: TestbedConfig, args: argparse.Namespace, warm: float, r: Testbe
     flows = [{"cca": f.cca.name, "kernel_name": n, "R_s": f.R, "start_s": f.start,
               **({} if f.cca.program is None else {"file": str(Path(f.cca.program.path).resolve())})}
              for f, n in zip(cfg.flows, r.kernel_names)]
-    sched = cfg.schedule
     return {"link": cfg.model, "C_bytes_per_s": cfg.C, "C_payload_bytes_per_s": r.result.config.link.C,
             "D_s": cfg.D, **({} if cfg.agg == "uniform" else {"agg": cfg.agg}),
-            "rate_schedule": None if sched is None else {
-                "spec": args.rate_schedule, "points": [{"time_s": t, "C_bytes_per_s": c} for t, c in sched.points]},
+            "rate_schedule": schedule_json(cfg.schedule, args.rate_schedule),
             "buffer_bytes": cfg.buffer, "flows": flows, "duration_s": cfg.duration, "mss": cfg.mss,
             "seed": cfg.seed, "warmup_s": warm, "removed_stale": r.removed_stale}
 
