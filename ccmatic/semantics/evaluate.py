@@ -14,6 +14,7 @@ previous step.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Generic
 
@@ -43,6 +44,11 @@ class Context(Generic[V]):
     hole: Callable[[str], V] = field(default_factory=lambda: _unbound("holes"))
     choose: Callable[[list[V], ir.Choose], V] = field(default_factory=lambda: _unbound("choices"))
     env: dict[str, V] = field(default_factory=dict)
+    #: entered around each side of an undecided condition, ``guard(c, side)``: what
+    #: is evaluated inside runs only where ``c == side`` (a code-generating domain
+    #: guards the adversary's choices with it)
+    guard: Callable[[V | bool, bool], AbstractContextManager[None]] = field(
+        default_factory=lambda: lambda c, side: nullcontext())
 
 
 def value(e: ir.Expr, cx: Context[V]) -> V:
@@ -71,10 +77,12 @@ def _if(st: ir.If, cx: Context[V]) -> None:
         return
     before = cx.env
     cx.env = dict(before)
-    run(st.then, cx)
+    with cx.guard(c, True):
+        run(st.then, cx)
     then_env = cx.env
     cx.env = dict(before)
-    run(st.orelse, cx)
+    with cx.guard(c, False):
+        run(st.orelse, cx)
     else_env = cx.env
     env = dict(before)
     for n, persistent in st.merged:
@@ -140,7 +148,11 @@ def _ite(e: ir.Ite, cx: Context[V]) -> V:
     taken = cx.d.decide(c)
     if taken is not None:
         return value(e.a if taken else e.b, cx)
-    return cx.d.ite(c, value(e.a, cx), value(e.b, cx))
+    with cx.guard(c, True):
+        a = value(e.a, cx)
+    with cx.guard(c, False):
+        b = value(e.b, cx)
+    return cx.d.ite(c, a, b)
 
 
 def _reduce(e: ir.Reduce, cx: Context[V]) -> V:

@@ -25,7 +25,8 @@ samples (:mod:`ccmatic.sim.sampler`).  With several
 flows, each flow's step grid starts at a random tick of its first RTprop.  Its rate (bytes per step) is
 paced over the step; its cwnd limits A ≤ ACKed + detected lost + cwnd at every tick
 (CCAC's sending rule).  Nothing is re-implemented: the CCA file runs through the one
-step semantics (:mod:`ccmatic.semantics.cca`, over floats), the beliefs through the
+step semantics (:mod:`ccmatic.semantics.cca`, over floats, compiled once per program
+into one Python function that computes the same floats, :mod:`ccmatic.semantics.pycode`), the beliefs through the
 models' rule (:mod:`ccmatic.semantics.beliefs`: periodic belief timeouts every
 ``belief_period`` steps, windows of at most twice that), the delay bounds through
 Eq. 4.1.1's (:mod:`ccmatic.semantics.qdel`).  Seeds make every run reproducible.
@@ -50,6 +51,7 @@ from ccmatic.core.quantities import (
 from ccmatic.semantics import beliefs, qdel
 from ccmatic.semantics.cca import initial_values, run_step
 from ccmatic.semantics.domain import FLOAT
+from ccmatic.semantics.pycode import CompiledStep, compile_step
 from ccmatic.sim.links import AckDelay
 from ccmatic.sim.records import Flow, FlowRecord, RttSamples, SimConfig, SimResult
 from ccmatic.sim.sampler import FlowSampler, Snapshot
@@ -110,7 +112,8 @@ class _Beliefs:
 class _Sender:
     """One flow's sender state and its CCA, run at step boundaries."""
 
-    def __init__(self, idx: int, flow: Flow, cfg: SimConfig, dt: float, rng: np.random.Generator) -> None:
+    def __init__(self, idx: int, flow: Flow, cfg: SimConfig, dt: float, rng: np.random.Generator,
+                 compiled: dict[int, CompiledStep | None]) -> None:
         self.idx = idx
         self.flow = flow
         self.prog = flow.cca
@@ -124,6 +127,9 @@ class _Sender:
         self.mss = cfg.mss
         self.rng = rng
         self.code = self.prog.code(1, self.D_steps, CCA_T, dict(flow.holes) or None)
+        if id(self.code) not in compiled:  # one compilation per program (the codes are cached)
+            compiled[id(self.code)] = compile_step(self.code)
+        self.step = compiled[id(self.code)]
         self.A = 0.0
         self.S_ack = 0.0
         self.L = 0.0
@@ -208,7 +214,10 @@ class _Sender:
         else:
             def fetch(name: str, lag: int) -> Value:
                 return ser[name][k - lag - (1 if name in ACK_CLOCKED else 0)]
-            out = run_step(self.code, FLOAT, fetch, self._param, self._choose)
+            if self.step is not None:
+                out = self.step(fetch, self._param, self._choose)
+            else:
+                out = run_step(self.code, FLOAT, fetch, self._param, self._choose)
         if self.prog.sets_rate:
             r = float(out["rate"])
             self.rate = max(0.0, r) / self.unit
@@ -277,7 +286,8 @@ def simulate(cfg: SimConfig) -> SimResult:
     import numpy as np  # large, and only the simulator needs it
 
     rng = np.random.default_rng(cfg.seed)
-    senders = [_Sender(i, fl, cfg, dt, rng) for i, fl in enumerate(cfg.flows)]
+    compiled: dict[int, CompiledStep | None] = {}
+    senders = [_Sender(i, fl, cfg, dt, rng, compiled) for i, fl in enumerate(cfg.flows)]
     link = cfg.link
     acks = AckDelay(link, [f.D for f in cfg.flows], rng)
     # per flow, the ACKs on their way: (ACK time, cumulative delivered, sent at, snapshot)
