@@ -179,6 +179,49 @@ def test_stale_registration_is_removed(tmp_path: Path) -> None:
     assert f"removed a stale registration of {name}" in out and name not in build.available()
 
 
+def test_a_name_is_held_by_one_process(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(build, "LOCKS", tmp_path / "locks")
+    with build.claim("ccm_x"):
+        assert (tmp_path / "locks" / "export-ccm_x.lock").read_text() == str(os.getpid())
+        held = rf"'ccm_x' is loaded by another ccmatic process \(pid {os.getpid()}\)"
+        with pytest.raises(build.NameHeld, match=held), build.claim("ccm_x"):
+            pass
+        with build.claim("ccm_y"):  # another name is free
+            pass
+    assert not (tmp_path / "locks").exists()  # nothing left behind
+    with build.claim("ccm_x"):  # free again
+        pass
+
+
+@pytest.mark.slow
+@needs_kernel
+def test_a_second_load_of_a_live_name_is_refused(tmp_path: Path) -> None:
+    name = "ccm_t_twice"
+    cmd = [sys.executable, "-c", "import sys; from ccmatic.cli.main import main; sys.exit(main())",
+           "export", str(_cca("const_cwnd")), "-o", str(tmp_path), "--name", name, "--load"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 60
+        while name not in build.available() and time.monotonic() < end and p.poll() is None:
+            time.sleep(0.1)
+        assert name in build.available(), p.communicate()[1] if p.poll() is not None else "not registered"
+        code, _out, err = run("export", str(_cca("const_cwnd")), "-o", str(tmp_path / "b"), "--name", name,
+                             "--load", "--hold", "0")
+        assert code == 1 and err.count("\n") == 1, err
+        assert f"'{name}' is loaded by another ccmatic process (pid {p.pid})" in err
+        assert name in build.available()  # the first run's registration is left alone
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        build.unregister(name)
+    assert name not in build.available()
+    code, _, err = run("export", str(_cca("const_cwnd")), "-o", str(tmp_path), "--name", name, "--load",
+                       "--hold", "0")
+    assert code == 0, err  # the kernel has freed the program: the name registers again at once
+
+
 def test_no_root_or_tools_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     monkeypatch.setattr(shutil, "which", lambda tool: None)

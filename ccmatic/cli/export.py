@@ -79,6 +79,9 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             say(f"compiled {obj} (clang -O2 -target bpf)")
         if args.load:
             res["load"] = _load(obj, name, args, say)
+    except build.NameHeld as e:
+        err.write(f"error: {e} (hint: stop that process first, or load under another name with --name)\n")
+        return EXIT_TOOL
     except build.BuildError as e:
         return _fail(err, e, log)
     _emit(args, out, res)

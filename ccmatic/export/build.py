@@ -6,10 +6,16 @@ Every tool runs as a subprocess; a missing tool or privilege is one line
 (:func:`missing`).  A registration outlives the process that made it, so
 :func:`load` unregisters in a ``finally`` (Ctrl-C and SIGTERM included), and removes
 a stale registration of the same name (a crashed earlier run) before registering.
+A name is held by one process at a time (:func:`claim`: a lock in :data:`LOCKS`,
+which the kernel releases when the process dies, so a crashed run's registration is
+stale and a live run's is not), and after unregistering, :func:`load` waits until
+the kernel has freed the program, so that the name can be registered again at once.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import re
@@ -18,16 +24,24 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
 
 VMLINUX_BTF = Path("/sys/kernel/btf/vmlinux")
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+#: where the per-name locks live (a tmpfs: gone at reboot, as registrations are)
+LOCKS = Path("/run/ccmatic")
+#: how long the kernel may take to free an unregistered program
+LINGER_S = 5.0
 
 
 class BuildError(Exception):
     """A tool failed: its message, one line first."""
+
+
+class NameHeld(BuildError):
+    """Another live process holds the name: one line and a hint."""
 
 
 def missing(load: bool = False) -> str | None:
@@ -115,11 +129,59 @@ def signals_ignored() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def struct_ops() -> list[str]:
+    """The names ``bpftool struct_ops show`` lists (programs still in the kernel)."""
+    res = subprocess.run(["bpftool", "struct_ops", "show"], check=False, capture_output=True, text=True)
+    return [w for line in res.stdout.splitlines() for w in line.split()[1:2]]
+
+
+def wait_freed(names: list[str]) -> None:
+    """Wait (at most :data:`LINGER_S`) until the kernel has freed these programs."""
+    end = time.monotonic() + LINGER_S
+    while names and time.monotonic() < end and any(n in struct_ops() for n in names):
+        time.sleep(0.1)
+
+
+@contextmanager
+def claim(name: str) -> Iterator[None]:
+    """Hold ``name`` for this process (see the module doc); raises
+    :class:`NameHeld` if a live process holds it."""
+    path = LOCKS / f"export-{name}.lock"
+    while True:
+        LOCKS.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            continue  # another process removed the empty folder just now
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            if e.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            raise NameHeld(f"'{name}' is loaded by another ccmatic process (pid {holder})") from None
+        if os.path.exists(path) and os.stat(path).st_ino == os.fstat(fd).st_ino:
+            break
+        os.close(fd)  # the holder before us removed this file: lock the new one
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        yield
+    finally:
+        os.unlink(path)
+        os.close(fd)
+        with suppress(OSError):
+            LOCKS.rmdir()  # the last one leaves no folder behind
+
+
 def load(obj: Path, name: str, hold: Callable[[], None], say: Callable[[str], None]) -> None:
     """Register, run ``hold`` (wait, or a smoke test), then unregister, whatever
-    happens; a stale registration of ``name`` is removed first."""
-    with _term_as_interrupt():
+    happens; a stale registration of ``name`` is removed first, and a live one is
+    left alone (:class:`NameHeld`)."""
+    with _term_as_interrupt(), claim(name):
         if unregister(name):
+            wait_freed([name])
             say(f"removed a stale registration of {name} (an earlier run did not unregister)")
         try:
             say(register(obj))
@@ -129,6 +191,7 @@ def load(obj: Path, name: str, hold: Callable[[], None], say: Callable[[str], No
         finally:
             with signals_ignored():  # a second Ctrl-C or SIGTERM must not leave it registered
                 gone = unregister(name)
+                wait_freed([name])
             say(f"unregistered {name}" if gone else f"{name} was no longer registered")
 
 

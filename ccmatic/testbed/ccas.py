@@ -13,9 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +25,6 @@ from ccmatic.spec.cca import CcaProgram
 from ccmatic.testbed.netns import PREFIX, alive
 
 KERNEL = ("reno", "cubic", "bbr")
-LINGER_S = 5.0
 REGISTERED = re.compile(rf"^{PREFIX}(\d+)_(\d+)$")
 
 
@@ -82,24 +79,12 @@ class Registry:
         kernel frees a program when the last socket using it is gone: wait for that
         (a few seconds at most, the run's sockets close with a reset)."""
         gone = [n for n in self.names.values() if build.unregister(n)]
-        wait_freed(gone)
+        build.wait_freed(gone)
         self.names.clear()
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
         return gone
-
-
-def struct_ops() -> list[str]:
-    """The names ``bpftool struct_ops show`` lists (programs still in the kernel)."""
-    res = subprocess.run(["bpftool", "struct_ops", "show"], check=False, capture_output=True, text=True)
-    return [w for line in res.stdout.splitlines() for w in line.split()[1:2]]
-
-
-def wait_freed(names: list[str]) -> None:
-    end = time.monotonic() + LINGER_S
-    while names and time.monotonic() < end and any(n in struct_ops() for n in names):
-        time.sleep(0.1)
 
 
 def remove_stale() -> list[str]:
@@ -110,5 +95,5 @@ def remove_stale() -> list[str]:
         if m and int(m.group(1)) != os.getpid() and not alive(int(m.group(1))):
             build.unregister(name)
             gone.append(name)
-    wait_freed(gone)
+    build.wait_freed(gone)
     return gone
