@@ -19,6 +19,7 @@ import pytest
 from helpers import run_cli as run
 
 from ccmatic.io.runs import report_progress
+from ccmatic.io.sim_report import flows_text
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"
@@ -474,3 +475,10 @@ def test_evaluate_progress_in_a_log_is_a_line_per_tenth() -> None:
     lines = buf.getvalue().splitlines()
     assert "\r" not in buf.getvalue() and len(lines) == 10
     assert lines[0] == "  49/486 runs" and lines[-1] == "  486/486 runs"
+
+
+def test_the_first_line_counts_each_ccas_flows() -> None:
+    assert flows_text(["reno"]) == "1 reno flow"
+    assert flows_text(["bbr1"] * 4) == "4 bbr1 flows"
+    assert flows_text(["cubic", "reno", "cubic"]) == "3 flows (2 cubic, 1 reno)"
+    assert flows_text(["reno"] * 1000) == "1,000 reno flows"

@@ -38,7 +38,7 @@ from ccmatic.io.sim_args import (
     rate_schedule,
 )
 from ccmatic.io.sim_plots import plot_run
-from ccmatic.io.sim_report import flow_line, metric_lines, schedule_json
+from ccmatic.io.sim_report import flow_line, flows_text, metric_lines, schedule_json
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
 from ccmatic.sim.fine import simulate
 from ccmatic.sim.links import LINK_KINDS, Link, LinkKind
@@ -139,7 +139,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     Dtext += "" if agg == "uniform" else f" ({agg} aggregation)"
     where = cfg.link.kind if kind_t == "dumbbell" else f"a {hops}-hop parking lot ({cfg.link.kind})"
     xtra = "" if args.extra_delay is None else f", extra delay {args.extra_delay} ms"
-    out.write(f"{', '.join(sorted(set(names)))} x{nflows} on {where}: {rates}, "
+    out.write(f"{flows_text([f.cca.name for f in flows])} on {where}: {rates}, "
               f"R={args.R} ms, D={Dtext} ms{xtra}, buffer={buffer} BDP, {duration:g} s, seed {args.seed}\n")
     out.writelines(metric_lines(m, warm, "utilization" if kind_t == "dumbbell" else "delivered/C"))
     out.writelines(flow_line(i, flows[i].cca.name, flows[i].R, fm) for i, fm in enumerate(m.flows))

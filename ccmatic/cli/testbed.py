@@ -30,7 +30,7 @@ from ccmatic.io.sim_args import (
     rate_schedule,
 )
 from ccmatic.io.sim_plots import plot_run
-from ccmatic.io.sim_report import flow_line, metric_lines, schedule_json
+from ccmatic.io.sim_report import flow_line, flows_text, metric_lines, schedule_json
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
 from ccmatic.sim.links import LINK_KINDS
 from ccmatic.sim.metrics import metrics
@@ -102,10 +102,9 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(json.dumps({"config": summary(cfg, args, warm, r), "metrics": m.json(), "delay_line": dl.json(),
                               "bottleneck": r.bottleneck, "raw": r.delay_line}, indent=2) + "\n")
         return 0
-    names = sorted({f.cca.name for f in cfg.flows})
     rates = f"C={args.C} Mbit/s" + ("" if cfg.schedule is None else
                                    f" ({describe_schedule(cfg.schedule, args.rate_schedule)})")
-    out.write(f"{', '.join(names)} x{len(cfg.flows)} on the testbed ({cfg.model}): {rates}, R={args.R} ms, "
+    out.write(f"{flows_text([f.cca.name for f in cfg.flows])} on the testbed ({cfg.model}): {rates}, R={args.R} ms, "
               f"D={cfg.D * 1000:g} ms, buffer={args.buffer} BDP ({cfg.buffer:,} bytes), {cfg.duration:g} s\n")
     out.writelines(metric_lines(m, warm))
     out.writelines(flow_line(i, f"{f.cca.name} as {r.kernel_names[i]}", f.R, fm)

@@ -9,6 +9,19 @@ from ccmatic.sim.links import RateSchedule
 from ccmatic.sim.metrics import FlowMetrics, Metrics
 
 
+def flows_text(ccas: list[str]) -> str:
+    """The flows and their CCAs in a run's first line: ``1 reno flow``, ``4 bbr1
+    flows``, ``3 flows (2 cubic, 1 reno)`` (in the order the CCAs first appear)."""
+    counts: dict[str, int] = {}
+    for c in ccas:
+        counts[c] = counts.get(c, 0) + 1
+    n = len(ccas)
+    plural = "" if n == 1 else "s"
+    if len(counts) == 1:
+        return f"{n:,} {ccas[0]} flow{plural}"
+    return f"{n:,} flows ({', '.join(f'{k:,} {c}' for c, k in counts.items())})"
+
+
 def metric_lines(m: Metrics, warm: float, util: str = "utilization") -> list[str]:
     """The aggregate lines: utilization (or ``util``), queue and loss; convergence and
     Jain's index."""
