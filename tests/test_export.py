@@ -179,6 +179,16 @@ def test_stale_registration_is_removed(tmp_path: Path) -> None:
     assert f"removed a stale registration of {name}" in out and name not in build.available()
 
 
+def test_the_generated_c_is_the_same_in_every_process() -> None:
+    """The temporaries' slots do not depend on Python's string hashing."""
+    code = ("from ccmatic.export.program import Settings, generate; from ccmatic.export.kernel import bpf_source; "
+            "from ccmatic.spec.cca import load_cca; "
+            f"print(bpf_source(generate(load_cca({str(_cca('vegas'))!r}), Settings()), Settings(), 'ccm_x', None))")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2, 3)}
+    assert len(outs) == 1 and "ccm_sel" in outs.pop()
+
+
 def test_a_name_is_held_by_one_process(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(build, "LOCKS", tmp_path / "locks")
     with build.claim("ccm_x"):

@@ -24,6 +24,7 @@ from fractions import Fraction
 from typing import Literal
 
 from ccmatic.semantics.domain import EXACT
+from ccmatic.semantics.textdomain import TextDomain
 
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
         "!=": operator.ne}
@@ -60,22 +61,31 @@ def literal(x: Fraction) -> str:
     return f"((s64){n}LL)"
 
 
-class CDomain:
+class CDomain(TextDomain[CVal]):
     """Emits one C statement per operation into :attr:`lines` (see the module doc)."""
 
     name = "c"
 
     def __init__(self, temp: str = "T") -> None:
-        self.lines: list[str] = []
+        super().__init__()
         self.temp = temp   # the array temporaries live in (allocated by ccmatic.export.program)
-        self.count = 0
+
+    def temporary(self, k: int) -> str:
+        return f"{self.temp}[{k}]"
+
+    def line(self, target: str, expr: str) -> str:
+        return f"{target} = {expr};"
+
+    def value(self, expr: str) -> CVal:
+        return CVal(expr)
+
+    def join(self, kept: list[CVal], absorbing: bool) -> str:
+        return (" | " if absorbing else " & ").join(k.expr for k in kept)
+
+    def select(self, c: CVal, a: CVal, b: CVal) -> str:
+        return f"ccm_sel({c.expr}, {a.expr}, {b.expr})"
 
     # -- values ---------------------------------------------------------------------
-    def emit(self, expr: str) -> CVal:
-        name = f"{self.temp}[{self.count}]"
-        self.count += 1
-        self.lines.append(f"{name} = {expr};")
-        return CVal(name)
 
     def num(self, x: Fraction) -> CVal:
         return CVal(literal(x), Fraction(x))
@@ -85,9 +95,6 @@ class CDomain:
 
     def boolean(self, b: bool) -> CVal:
         return CVal("1" if b else "0", Fraction(int(b)))
-
-    def _v(self, a: CVal | bool) -> CVal:
-        return self.boolean(a) if isinstance(a, bool) else a
 
     # -- arithmetic -----------------------------------------------------------------
     def _fold(self, a: CVal, b: CVal, op: Literal["add", "sub"]) -> CVal | None:
@@ -187,44 +194,8 @@ class CDomain:
             return self.boolean(not v.const)
         return self.emit(f"(s64)!{v.expr}")
 
-    def _logic(self, items: list[Cond], absorbing: bool) -> CVal:
-        kept: list[CVal] = []
-        for it in items:
-            known = self.decide(it)
-            if known is None:
-                assert isinstance(it, CVal)
-                kept.append(it)
-            elif known == absorbing:
-                return self.boolean(absorbing)
-        if not kept:
-            return self.boolean(not absorbing)
-        if len(kept) == 1:
-            return kept[0]
-        return self.emit((" | " if absorbing else " & ").join(k.expr for k in kept))
-
-    def and_(self, items: list[Cond]) -> CVal:
-        return self._logic(items, False)
-
-    def or_(self, items: list[Cond]) -> CVal:
-        return self._logic(items, True)
-
     def implies(self, a: Cond, b: Cond) -> CVal:
         return self.or_([self.not_(a), b])
-
-    def ite(self, c: Cond, a: CVal, b: CVal) -> CVal:
-        known = self.decide(c)
-        if known is not None:
-            return self._v(a) if known else self._v(b)
-        a, b = self._v(a), self._v(b)
-        if a.expr == b.expr:
-            return a
-        assert isinstance(c, CVal)
-        return self.emit(f"ccm_sel({c.expr}, {a.expr}, {b.expr})")
-
-    def decide(self, c: Cond) -> bool | None:
-        if isinstance(c, bool):
-            return c
-        return None if c.const is None else bool(c.const)
 
 
 class CNames:

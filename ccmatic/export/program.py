@@ -161,7 +161,7 @@ def _pack(lines: list[str], temp: str) -> list[str]:
     out = []
     for i, line in enumerate(lines):
         lhs, rhs = line.split(" = ", 1)
-        reads = {m.group(1) for m in ref.finditer(rhs)}
+        reads = list(dict.fromkeys(m.group(1) for m in ref.finditer(rhs)))  # in order: the same C every run
         rhs = ref.sub(lambda m: f"{temp}[{slot[m.group(1)]}]", rhs)
         free += [slot[t] for t in reads if last[t] == i]
         target = ref.fullmatch(lhs)

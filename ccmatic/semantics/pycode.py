@@ -39,6 +39,7 @@ from ccmatic.core.errors import EngineError
 from ccmatic.semantics.cca import run_step
 from ccmatic.semantics.domain import FLOAT
 from ccmatic.semantics.evaluate import Context, run
+from ccmatic.semantics.textdomain import TextDomain
 from ccmatic.spec import ir
 from ccmatic.spec.step import StepCode
 
@@ -59,25 +60,33 @@ class PyVal:
     const: Value | None = None
 
 
-class PyDomain:
+class PyDomain(TextDomain[PyVal]):
     """Emits one Python line per operation (see the module doc)."""
 
     name = "python"
 
     def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.count = 0
+        super().__init__()
         self.reads: dict[tuple[str, int], str] = {}   # (name, lag) -> argument variable
         self.params: dict[str, str] = {}
         self.risky: list[str] = []   # the temporaries that are NaN where FLOAT raises
         self.path: list[str] = []    # the conditions of the sides being generated
         self.choices: list[ir.Choose] = []
 
-    def emit(self, expr: str) -> PyVal:
-        name = f"t{self.count}"
-        self.count += 1
-        self.lines.append(f"{name} = {expr}")
-        return PyVal(name)
+    def temporary(self, k: int) -> str:
+        return f"t{k}"
+
+    def line(self, target: str, expr: str) -> str:
+        return f"{target} = {expr}"
+
+    def value(self, expr: str) -> PyVal:
+        return PyVal(expr)
+
+    def join(self, kept: list[PyVal], absorbing: bool) -> str:
+        return f"{'any' if absorbing else 'all'}(({', '.join(k.expr for k in kept)},))"
+
+    def select(self, c: PyVal, a: PyVal, b: PyVal) -> str:
+        return f"({a.expr} if {c.expr} else {b.expr})"
 
     def _const(self, x: Value) -> PyVal:
         return PyVal(repr(x), x)
@@ -90,9 +99,6 @@ class PyDomain:
 
     def boolean(self, b: bool) -> PyVal:
         return self._const(b)
-
-    def _v(self, a: PyVal | bool) -> PyVal:
-        return self._const(a) if isinstance(a, bool) else a
 
     def _binary(self, op: Callable[[Any, Any], Any], text: str, a: PyVal | bool, b: PyVal | bool) -> PyVal:
         a, b = self._v(a), self._v(b)
@@ -164,47 +170,12 @@ class PyDomain:
             return self._const(FLOAT.not_(v.const))
         return self.emit(f"not {v.expr}")
 
-    def _logic(self, items: list[PyVal | bool], absorbing: bool) -> PyVal:
-        kept: list[PyVal] = []
-        for it in items:
-            known = self.decide(it)
-            if known is None:
-                assert isinstance(it, PyVal)
-                kept.append(it)
-            elif known == absorbing:
-                return self._const(absorbing)
-        if not kept:
-            return self._const(not absorbing)
-        fn = "any" if absorbing else "all"
-        return self.emit(f"{fn}(({', '.join(k.expr for k in kept)},))")
-
-    def and_(self, items: list[PyVal | bool]) -> PyVal:
-        return self._logic(items, False)
-
-    def or_(self, items: list[PyVal | bool]) -> PyVal:
-        return self._logic(items, True)
-
     def implies(self, a: PyVal | bool, b: PyVal | bool) -> PyVal:
         known = self.decide(a)
         if known is not None:
             return self._const(True) if not known else self._v(self.or_([False, b]))
         bv = self._v(b)
         return self.emit(f"(not {self._v(a).expr}) or bool({bv.expr})")
-
-    def ite(self, c: PyVal | bool, a: PyVal, b: PyVal) -> PyVal:
-        known = self.decide(c)
-        if known is not None:
-            return self._v(a) if known else self._v(b)
-        a, b = self._v(a), self._v(b)
-        if a.expr == b.expr:
-            return a
-        assert isinstance(c, PyVal)
-        return self.emit(f"({a.expr} if {c.expr} else {b.expr})")
-
-    def decide(self, c: PyVal | bool) -> bool | None:
-        if isinstance(c, bool):
-            return c
-        return None if c.const is None else FLOAT.decide(c.const)
 
     # -- the step's inputs -------------------------------------------------------------
     def read(self, name: str, lag: int) -> PyVal:
