@@ -13,6 +13,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 
@@ -140,24 +142,32 @@ def test_compile_verify_load_unload_slow(tmp_path: Path, name: str) -> None:
     assert ca_name(name) not in build.available()
 
 
-@pytest.mark.slow
-@needs_kernel
-def test_sigterm_during_load_unregisters(tmp_path: Path) -> None:
-    name = "ccm_t_sigterm"
+@contextmanager
+def _held(name: str, out: Path) -> Iterator[subprocess.Popen[str]]:
+    """``export --load`` of const_cwnd as ``name`` in a process of its own, once the
+    kernel lists it; killed and unregistered at the end, whatever happened."""
     cmd = [sys.executable, "-c", "import sys; from ccmatic.cli.main import main; sys.exit(main())",
-           "export", str(_cca("const_cwnd")), "-o", str(tmp_path), "--name", name, "--load"]
+           "export", str(_cca("const_cwnd")), "-o", str(out), "--name", name, "--load"]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         end = time.monotonic() + 60
         while name not in build.available() and time.monotonic() < end and p.poll() is None:
             time.sleep(0.1)
         assert name in build.available(), p.communicate()[1] if p.poll() is not None else "not registered"
-        p.send_signal(signal.SIGTERM)
-        out, _err = p.communicate(timeout=30)
+        yield p
     finally:
         if p.poll() is None:
             p.kill()
         build.unregister(name)
+
+
+@pytest.mark.slow
+@needs_kernel
+def test_sigterm_during_load_unregisters(tmp_path: Path) -> None:
+    name = "ccm_t_sigterm"
+    with _held(name, tmp_path) as p:
+        p.send_signal(signal.SIGTERM)
+        out, _err = p.communicate(timeout=30)
     assert f"unregistered {name}" in out
     assert name not in build.available()
 
@@ -207,25 +217,14 @@ def test_a_name_is_held_by_one_process(monkeypatch: pytest.MonkeyPatch, tmp_path
 @needs_kernel
 def test_a_second_load_of_a_live_name_is_refused(tmp_path: Path) -> None:
     name = "ccm_t_twice"
-    cmd = [sys.executable, "-c", "import sys; from ccmatic.cli.main import main; sys.exit(main())",
-           "export", str(_cca("const_cwnd")), "-o", str(tmp_path), "--name", name, "--load"]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        end = time.monotonic() + 60
-        while name not in build.available() and time.monotonic() < end and p.poll() is None:
-            time.sleep(0.1)
-        assert name in build.available(), p.communicate()[1] if p.poll() is not None else "not registered"
+    with _held(name, tmp_path) as p:
         code, _out, err = run("export", str(_cca("const_cwnd")), "-o", str(tmp_path / "b"), "--name", name,
-                             "--load", "--hold", "0")
+                              "--load", "--hold", "0")
         assert code == 1 and err.count("\n") == 1, err
         assert f"'{name}' is loaded by another ccmatic process (pid {p.pid})" in err
         assert name in build.available()  # the first run's registration is left alone
         p.send_signal(signal.SIGTERM)
         p.communicate(timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
-        build.unregister(name)
     assert name not in build.available()
     code, _, err = run("export", str(_cca("const_cwnd")), "-o", str(tmp_path), "--name", name, "--load",
                        "--hold", "0")
