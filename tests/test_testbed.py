@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ccmatic.cli.main import main
+from ccmatic.cli import testbed as testbed_cli
+from ccmatic.cli.main import main, parse
 from ccmatic.export import build
 from ccmatic.sim.links import RateSchedule
 from ccmatic.sim.metrics import metrics
@@ -251,3 +252,49 @@ def test_cli_outputs_and_refusals(tmp_path: Path) -> None:
     code, _out, err = run_cli("testbed", str(ROOT / "templates" / "aimd.cca"), "--duration", "2")
     assert code == 2 and err.count("\n") == 1 and "choose()" in err
     assert _mine(os.getpid()) == ([], [], [])
+
+
+def test_own_jitter_boxes_as_the_simulators() -> None:
+    clock = AckClock("ack_agg", 0.010, "fixed", 1, own={5202: 0.0, 5203: 0.004})
+    assert clock.due(5202, 0.0123) == 0.0123  # D = 0: no delay for this flow
+    shared = {clock.due(5201, t * 0.001) for t in range(1, 40)}
+    mine = {clock.due(5203, t * 0.001) for t in range(1, 40)}
+    assert len(shared) < len(mine)  # its own, faster aggregator
+    assert all(abs(r / 0.004 - round(r / 0.004)) < 1e-6 for r in {x - 0.001 for x in mine})
+
+
+def _config(*argv: str) -> tb.TestbedConfig:
+    return testbed_cli.config(parse(["testbed", *argv]))[0]
+
+
+def test_per_flow_jitter_extra_delay_and_mss_flags() -> None:
+    cfg = _config("reno", "--flows", "3", "--model", "cbr_delay", "--D", "32,0,0", "--extra-delay", "0,10,0",
+                  "--mss", "1000")
+    assert [f.D for f in cfg.flows] == [0.032, 0.0, 0.0] and cfg.D == 0.032
+    assert [f.extra for f in cfg.flows] == [0.0, 0.010, 0.0]
+    assert cfg.mss == 1000
+    sim = tb.sim_config(cfg)  # the records describe the same flows
+    assert [f.D for f in sim.flows] == [0.032, 0.0, 0.0] and sim.flows[1].extra == 0.010 and sim.mss == 1000
+    assert netns.tbf_args(8e6, 10_000, 1052)[3:6] == ["burst", str(2 * 1066), "limit"]
+    for bad in ("9000", "1448.5", "100"):
+        code, _out, err = run_cli("testbed", "reno", "--mss", bad)
+        assert code == 2 and err.count("\n") == 1 and "MSS is a whole number of bytes in 524..8948" in err
+
+
+@pytest.mark.slow
+@needs_testbed
+def test_extra_delay_own_jitter_and_mss_reach_the_flows() -> None:
+    """Flow 1's extra 20 ms shows in its RTT and not in flow 0's; the kernel's segments
+    carry the MSS asked for; flow 0's own D = 0 leaves its ACKs undelayed on a
+    cbr_delay link whose other flow is jittered."""
+    C = MBPS * 1e6 / 8
+    flows = (tb.TestbedFlow(FlowCca("reno", None), R, D=0.0), tb.TestbedFlow(FlowCca("reno", None), R, extra=0.020))
+    cfg = tb.TestbedConfig(C, round(4 * C * R), flows, 4.0, "cbr_delay", 0.010, mss=1000)
+    r = tb.run(cfg, lambda line: None)
+    assert _mine(os.getpid()) == ([], [], [])
+    m = metrics(r.result, 1.0)
+    rtt0, rtt1 = (min(np.frombuffer(s.rtt, dtype=float)) for s in r.result.rtt_samples)
+    assert R <= rtt0 < R + 0.004  # no jitter of its own, no extra delay
+    assert R + 0.020 <= rtt1 < R + 0.020 + 0.014  # the extra delay, and up to D = 10 ms of jitter
+    assert m.utilization >= 0.8
+    assert r.senders["snd_mss"] == [1000, 1000]

@@ -30,6 +30,8 @@ from ccmatic.io.sim_args import (
     check_size,
     check_warmup,
     describe_schedule,
+    jitter_bounds,
+    jitter_text,
     link_kind,
     load_sim_cca,
     milliseconds,
@@ -41,26 +43,11 @@ from ccmatic.io.sim_plots import plot_run
 from ccmatic.io.sim_report import flow_line, flows_text, metric_lines, schedule_json
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
 from ccmatic.sim.fine import simulate
-from ccmatic.sim.links import LINK_KINDS, Link, LinkKind
+from ccmatic.sim.links import LINK_KINDS, Link
 from ccmatic.sim.metrics import metrics
 from ccmatic.sim.records import Flow, SimConfig, model_warnings
 from ccmatic.sim.topology import hop_metrics
 from ccmatic.spec.cca import CcaProgram
-
-
-def jitter_bounds(text: str | None, kind: LinkKind, Rs: list[float], nflows: int) -> tuple[float, list[float | None]]:
-    """``--D`` in seconds: the link's D, and each flow's own (None: the link's and its
-    shared jitter box).  One value (or none) is the link's; a list gives every flow
-    its own."""
-    if text is None:
-        return (0.0 if kind == "ideal" else min(Rs)), [None] * nflows
-    Ds = [d / 1000 for d in milliseconds("--D", text, True, "give milliseconds, 0 for no jitter: 32 or 32,0,0")]
-    if len(Ds) == 1:
-        return Ds[0], [None] * nflows
-    if len(Ds) != nflows:
-        raise SpecError(Loc("--D"), f"give one jitter bound or one per flow ({nflows}), got {len(Ds)}",
-                        f"e.g. --D 32 for all, or {','.join(['32'] + ['0'] * (nflows - 1))} for flow 0 only")
-    return max(Ds), list(Ds)
 
 
 def buffer_bytes(text: str, bdp: float, mss: float) -> float | None:
@@ -135,8 +122,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                              indent=2) + "\n")
         return 0
     rates = f"C={args.C} Mbit/s" + ("" if sched is None else f" ({describe_schedule(sched, args.rate_schedule)})")
-    Dtext = f"{D * 1000:g}" if own_D[0] is None else ",".join(f"{d * 1000:g}" for d in own_D if d is not None)
-    Dtext += "" if agg == "uniform" else f" ({agg} aggregation)"
+    Dtext = jitter_text(D, own_D, agg)
     where = cfg.link.kind if kind_t == "dumbbell" else f"a {hops}-hop parking lot ({cfg.link.kind})"
     xtra = "" if args.extra_delay is None else f", extra delay {args.extra_delay} ms"
     out.write(f"{flows_text([f.cca.name for f in flows])} on {where}: {rates}, "

@@ -23,6 +23,8 @@ from ccmatic.io.sim_args import (
     check_seed,
     check_warmup,
     describe_schedule,
+    jitter_bounds,
+    jitter_text,
     link_kind,
     milliseconds,
     named_flows,
@@ -32,6 +34,7 @@ from ccmatic.io.sim_args import (
 from ccmatic.io.sim_plots import plot_run
 from ccmatic.io.sim_report import flow_line, flows_text, metric_lines, schedule_json
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
+from ccmatic.io.sim_topology import extra_delays
 from ccmatic.sim.links import LINK_KINDS
 from ccmatic.sim.metrics import metrics
 from ccmatic.spec.cca import load_cca
@@ -39,6 +42,8 @@ from ccmatic.testbed.ccas import KERNEL, FlowCca
 from ccmatic.testbed.run import TestbedConfig, TestbedError, TestbedFlow, TestbedRun, run
 from ccmatic.testbed.selfcheck import check
 
+#: the testbed's segment sizes (the links' MTU from 576 to 9,000 bytes)
+MIN_MSS, MAX_MSS = 524, 8948
 EXIT_MISSING = 2  # root or a tool is missing: one line, as bad input
 EXIT_TOOL = 1     # a tool failed while running
 
@@ -59,17 +64,35 @@ def config(args: argparse.Namespace) -> tuple[TestbedConfig, float]:
         raise SpecError(Loc("--R"), f"give one RTprop or one per flow ({nflows}), got {len(Rs)}")
     C = positive_number("--C", args.C) * 1e6 / 8
     kind = link_kind(args.model)
-    D = (0.0 if kind == "ideal" else min(Rs)) if args.D is None else positive_number("--D", args.D, True) / 1000
+    D, own_D = jitter_bounds(args.D, kind, Rs, nflows)
     agg = agg_kind(args.agg, kind)
     duration = positive_number("--duration", args.duration)
     sched = None if args.rate_schedule is None else rate_schedule(args.rate_schedule, C, duration)
     stagger = positive_number("--stagger", args.stagger, allow_zero=True) if args.stagger else 0.0
     buffer = positive_number("--buffer", args.buffer) * C * min(Rs)
-    progs = {n: flow_cca(args, n, round(D / min(Rs))) for n in set(names)}
-    flows = tuple(TestbedFlow(progs[names[i % len(names)]], Rs[i % len(Rs)], i * stagger) for i in range(nflows))
+    extra = extra_delays(args.extra_delay, nflows)
+    flows = []
+    progs: dict[tuple[str, int], FlowCca] = {}
+    for i in range(nflows):
+        name, R = names[i % len(names)], Rs[i % len(Rs)]
+        Df = own_D[i]
+        D_steps = round((D if Df is None else Df) / R)  # the CCA's D, in its steps
+        if (name, D_steps) not in progs:
+            progs[name, D_steps] = flow_cca(args, name, D_steps)
+        flows.append(TestbedFlow(progs[name, D_steps], R, i * stagger, Df, extra[i]))
     warm = check_warmup(duration * 0.2 if args.warmup is None else
                         positive_number("--warmup", args.warmup, allow_zero=True), duration)
-    return TestbedConfig(C, round(buffer), flows, duration, kind, D, agg, args.seed, sched), warm
+    return TestbedConfig(C, round(buffer), tuple(flows), duration, kind, D, agg, args.seed, sched,
+                         segment_size(args.mss)), warm
+
+
+def segment_size(text: str) -> int:
+    """``--mss``: the TCP payload of a full segment, bytes (the links' MTU follows)."""
+    mss = positive_number("--mss", text)
+    if mss != int(mss) or not MIN_MSS <= mss <= MAX_MSS:
+        raise SpecError(Loc("--mss"), f"the testbed's MSS is a whole number of bytes in {MIN_MSS}..{MAX_MSS}, "
+                        f"got {text}", "1448 is Ethernet's (MTU 1500)")
+    return int(mss)
 
 
 def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -100,12 +123,15 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         write_series(r.result, series)
     if args.json:
         out.write(json.dumps({"config": summary(cfg, args, warm, r), "metrics": m.json(), "delay_line": dl.json(),
-                              "bottleneck": r.bottleneck, "raw": r.delay_line}, indent=2) + "\n")
+                              "bottleneck": r.bottleneck, "senders": r.senders, "raw": r.delay_line}, indent=2) + "\n")
         return 0
     rates = f"C={args.C} Mbit/s" + ("" if cfg.schedule is None else
                                    f" ({describe_schedule(cfg.schedule, args.rate_schedule)})")
+    xtra = "" if args.extra_delay is None else f", extra delay {args.extra_delay} ms"
+    own_D = [f.D for f in cfg.flows]
     out.write(f"{flows_text([f.cca.name for f in cfg.flows])} on the testbed ({cfg.model}): {rates}, R={args.R} ms, "
-              f"D={cfg.D * 1000:g} ms, buffer={args.buffer} BDP ({cfg.buffer:,} bytes), {cfg.duration:g} s\n")
+              f"D={jitter_text(cfg.D, own_D, cfg.agg)} ms{xtra}, buffer={args.buffer} BDP ({cfg.buffer:,} bytes), "
+              f"MSS {cfg.mss} bytes, {cfg.duration:g} s\n")
     out.writelines(metric_lines(m, warm))
     out.writelines(flow_line(i, f"{f.cca.name} as {r.kernel_names[i]}", f.R, fm)
                    for i, (f, fm) in enumerate(zip(cfg.flows, m.flows)))
@@ -121,6 +147,7 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def summary(cfg: TestbedConfig, args: argparse.Namespace, warm: float, r: TestbedRun) -> dict[str, Any]:
     flows = [{"cca": f.cca.name, "kernel_name": n, "R_s": f.R, "start_s": f.start,
+              **({} if f.D is None else {"D_s": f.D}), **({"extra_delay_s": f.extra} if f.extra else {}),
               **({} if f.cca.program is None else {"file": str(Path(f.cca.program.path).resolve())})}
              for f, n in zip(cfg.flows, r.kernel_names)]
     return {"link": cfg.model, "C_bytes_per_s": cfg.C, "C_payload_bytes_per_s": r.result.config.link.C,
@@ -141,11 +168,16 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
                    help="C over time: T1:C1,T2:C2,... (seconds:Mbit/s), or double-halve:P")
     s.add_argument("--R", default="40", help="RTprop in ms, or one per flow: 20,40 (default 40)")
     s.add_argument("--D", default=None, help="jitter / aggregation bound on the ACK path in ms "
-                   "(default: R; 0 on the ideal link)")
+                   "(default: R; 0 on the ideal link); one per flow, e.g. 32,0,0, gives each flow its own "
+                   "jitter box (0: none)")
     s.add_argument("--agg", default="uniform", help="ack_agg releases: uniform (default) or fixed")
     s.add_argument("--buffer", default="1", help="drop-tail buffer in BDPs of the shortest flow (default 1)")
     s.add_argument("--duration", default="30", help="seconds (default 30)")
     s.add_argument("--flows", type=int, default=None, help="number of flows (default one per CCA named)")
+    s.add_argument("--extra-delay", metavar="MS[,MS...]", default=None, help="a persistent delay on each flow's "
+                   "path (one for all, or one per flow), not told to an exported CCA (its RTprop stays R)")
+    s.add_argument("--mss", default="1448", help="TCP payload of a full segment, bytes; the links' MTU is "
+                   "MSS + 52 (default 1448: MTU 1500)")
     s.add_argument("--stagger", default=None, help="start flow i at i*S seconds (default 0)")
     s.add_argument("--warmup", default=None, help="seconds excluded from the metrics (default 20%% of the run)")
     s.add_argument("--seed", type=int, default=0, help="seed of the delay line's random delays")

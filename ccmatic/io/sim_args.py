@@ -126,6 +126,27 @@ def agg_kind(text: str, kind: LinkKind) -> AggKind:
     return text
 
 
+def jitter_bounds(text: str | None, kind: LinkKind, Rs: list[float], nflows: int) -> tuple[float, list[float | None]]:
+    """``--D`` in seconds: the link's D, and each flow's own (None: the link's and its
+    shared jitter box).  One value (or none) is the link's; a list gives every flow
+    its own."""
+    if text is None:
+        return (0.0 if kind == "ideal" else min(Rs)), [None] * nflows
+    Ds = [d / 1000 for d in milliseconds("--D", text, True, "give milliseconds, 0 for no jitter: 32 or 32,0,0")]
+    if len(Ds) == 1:
+        return Ds[0], [None] * nflows
+    if len(Ds) != nflows:
+        raise SpecError(Loc("--D"), f"give one jitter bound or one per flow ({nflows}), got {len(Ds)}",
+                        f"e.g. --D 32 for all, or {','.join(['32'] + ['0'] * (nflows - 1))} for flow 0 only")
+    return max(Ds), list(Ds)
+
+
+def jitter_text(D: float, own_D: list[float | None], agg: AggKind) -> str:
+    """``--D`` as a run's first line shows it, in ms: the link's, or each flow's."""
+    text = f"{D * 1000:g}" if own_D[0] is None else ",".join(f"{d * 1000:g}" for d in own_D if d is not None)
+    return text + ("" if agg == "uniform" else f" ({agg} aggregation)")
+
+
 def check_buffer(b: float, bdp: float, mss: float) -> None:
     """A drop-tail buffer admits whole packets: one that holds none drops everything,
     and a run on it means nothing."""

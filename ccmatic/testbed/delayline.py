@@ -4,11 +4,14 @@ CONFIG``).  It bridges every frame from ``a`` (the bottleneck's side) to ``b`` (
 receiver's) and back:
 
 * data (a → b) of flow i, recognized by its TCP destination port, is held for the
-  flow's RTprop R_i: one FIFO per flow, so that nothing is reordered;
+  flow's RTprop R_i plus its extra delay: one FIFO per flow, so that nothing is
+  reordered;
 * ACKs (b → a) are released at once on the ``ideal`` link; on ``cbr_delay`` each
   after a uniform random delay in [0, D], never before the flow's previous ACK
   (FIFO kept, App. B.6); on ``ack_agg`` in batches, at release times spaced
-  uniformly in [0, D) (``agg = "uniform"``) or exactly D apart (``fixed``);
+  uniformly in [0, D) (``agg = "uniform"``) or exactly D apart (``fixed``).  The
+  flows share the link's D and one aggregator, but for a flow given its own D (its
+  own box, as in :class:`ccmatic.sim.links.AckDelay`; D = 0: no delay);
 * any other frame (ARP) is passed on at once.
 
 Both packet sockets get large forced buffers (SO_RCVBUFFORCE, SO_SNDBUFFORCE): a
@@ -132,25 +135,32 @@ class Line:
 
 
 class AckClock:
-    """When an ACK that arrives at ``now`` leaves (see the module doc)."""
+    """When an ACK that arrives at ``now`` leaves (see the module doc).  ``own`` gives a
+    flow (by its key) its own jitter bound and box: its own FIFO delay bound, or its own
+    aggregator; the other flows share the link's ``D`` and one aggregator."""
 
-    def __init__(self, model: str, D: float, agg: str, seed: int) -> None:
+    def __init__(self, model: str, D: float, agg: str, seed: int, own: dict[int, float] | None = None) -> None:
         self.model, self.D, self.agg = model, D, agg
+        self.own = own or {}
         self.rng = random.Random(seed)
         self.last: dict[int, float] = {}
-        self.release_at = -1.0
+        self.release_at: dict[int, float] = {}  # per box (-1: the shared one)
 
     def due(self, key: int, now: float) -> float:
-        if self.model == "cbr_delay" and self.D > 0:
-            d = max(now + self.rng.uniform(0.0, self.D), self.last.get(key, 0.0))
+        D = self.own.get(key, self.D)
+        if D <= 0:
+            return now
+        if self.model == "cbr_delay":
+            d = max(now + self.rng.uniform(0.0, D), self.last.get(key, 0.0))
             self.last[key] = d
             return d
-        if self.model == "ack_agg" and self.D > 0:
-            if self.release_at < 0:
-                self.release_at = now
-            while self.release_at < now:
-                self.release_at += self.D if self.agg == "fixed" else self.rng.uniform(0.0, self.D)
-            return self.release_at
+        if self.model == "ack_agg":
+            box = key if key in self.own else -1
+            at = self.release_at.get(box, now)
+            while at < now:
+                at += D if self.agg == "fixed" else self.rng.uniform(0.0, D)
+            self.release_at[box] = at
+            return at
         return now
 
 
@@ -175,7 +185,8 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
     a, b = _open(cfg["a"]), _open(cfg["b"])
     rt = realtime() if cfg.get("realtime", True) else False
     delay = {int(p): float(r) for p, r in cfg["ports"].items()}  # destination port -> one-way delay (s)
-    acks = AckClock(cfg["model"], float(cfg["D"]), cfg["agg"], int(cfg["seed"]))
+    own = {int(p): float(d) for p, d in cfg.get("own_D", {}).items()}
+    acks = AckClock(cfg["model"], float(cfg["D"]), cfg["agg"], int(cfg["seed"]), own)
     fwd, back = Line(1 << 16), Line(1 << 32)
     kernel = {"a": [0, 0], "b": [0, 0]}  # PACKET_STATISTICS resets on each read: summed here
 

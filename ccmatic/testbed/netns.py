@@ -26,6 +26,10 @@ ROLES = ("s", "r", "d", "c")
 NAME = re.compile(rf"^{PREFIX}(\d+)([a-z])$")
 SENDER_IP, ROUTER_IP_S, ROUTER_IP_C, RECEIVER_IP = "10.201.1.1", "10.201.1.2", "10.201.2.1", "10.201.2.2"
 OFFLOADS = ("tso", "gso", "gro", "tx")
+#: a link's MTU over the TCP payload of a full segment: IPv4 20, TCP 20 + 12 (timestamps)
+MTU_OVER_MSS = 52
+#: a frame on the wire over the MTU: the Ethernet header
+ETHERNET = 14
 #: every veth's receive processing on one CPU (RPS mask): a veth hands a frame to the
 #: backlog of the CPU that sent it, and two CPUs' backlogs drain in either order, so
 #: a flow's frames sent from two CPUs (its process, its ACK-clocked softirq) would
@@ -74,14 +78,14 @@ class Net:
         return self.dev("d", 0), self.dev("d", 1)
 
 
-def _veth(net: Net, a: tuple[str, int], b: tuple[str, int]) -> None:
+def _veth(net: Net, a: tuple[str, int], b: tuple[str, int], mtu: int) -> None:
     run(["ip", "link", "add", net.dev(*a), "netns", net.ns(a[0]), "type", "veth",
          "peer", "name", net.dev(*b), "netns", net.ns(b[0])])
     for role, n in (a, b):
         ns, dev = net.ns(role), net.dev(role, n)
         run(in_ns(ns, "ethtool", "-K", dev, *(x for o in OFFLOADS for x in (o, "off"))))
         run(in_ns(ns, "sh", "-c", f"echo {RPS_CPUS} > /sys/class/net/{dev}/queues/rx-0/rps_cpus"))
-        run(["ip", "-n", ns, "link", "set", dev, "up"])
+        run(["ip", "-n", ns, "link", "set", dev, "mtu", str(mtu), "up"])
 
 
 def _sysctls(ns: str, forward: bool) -> None:
@@ -91,31 +95,34 @@ def _sysctls(ns: str, forward: bool) -> None:
     run(in_ns(ns, "sysctl", "-q", "-w", *(f"{k}={v}" for k, v in pairs)))
 
 
-def build(net: Net) -> None:
-    """The namespaces, links, addresses and routes (no bottleneck yet: :func:`bottleneck`)."""
+def build(net: Net, mtu: int = 1500) -> None:
+    """The namespaces, links (of this MTU), addresses and routes (no bottleneck yet:
+    :func:`bottleneck`)."""
     for role in ROLES:
         run(["ip", "netns", "add", net.ns(role)])
         run(["ip", "-n", net.ns(role), "link", "set", "lo", "up"])
         _sysctls(net.ns(role), role == "r")
-    _veth(net, ("s", 0), ("r", 0))
-    _veth(net, ("r", 1), ("d", 0))
-    _veth(net, ("d", 1), ("c", 0))
+    _veth(net, ("s", 0), ("r", 0), mtu)
+    _veth(net, ("r", 1), ("d", 0), mtu)
+    _veth(net, ("d", 1), ("c", 0), mtu)
     for role, n, addr in (("s", 0, SENDER_IP), ("r", 0, ROUTER_IP_S), ("r", 1, ROUTER_IP_C), ("c", 0, RECEIVER_IP)):
         run(["ip", "-n", net.ns(role), "addr", "add", f"{addr}/24", "dev", net.dev(role, n)])
     run(["ip", "-n", net.ns("s"), "route", "add", "default", "via", ROUTER_IP_S])
     run(["ip", "-n", net.ns("c"), "route", "add", "default", "via", ROUTER_IP_C])
 
 
-def tbf_args(rate_bps: float, buffer_bytes: int, mtu: int = 1514) -> list[str]:
+def tbf_args(rate_bps: float, buffer_bytes: int, mtu: int = 1500) -> list[str]:
     """tbf at ``rate_bps`` bits/s with a drop-tail byte limit; a burst of two frames
     (or 1 ms at the rate, if more): the token bucket adds no queue of its own."""
-    burst = max(2 * mtu, int(rate_bps / 8 / 1000))
-    return ["tbf", "rate", f"{int(rate_bps)}bit", "burst", str(burst), "limit", str(max(buffer_bytes, mtu))]
+    frame = mtu + ETHERNET
+    burst = max(2 * frame, int(rate_bps / 8 / 1000))
+    return ["tbf", "rate", f"{int(rate_bps)}bit", "burst", str(burst), "limit", str(max(buffer_bytes, frame))]
 
 
-def bottleneck(net: Net, rate_bps: float, buffer_bytes: int, change: bool = False) -> None:
+def bottleneck(net: Net, rate_bps: float, buffer_bytes: int, mtu: int = 1500, change: bool = False) -> None:
     ns, dev = net.bottleneck
-    run(["tc", "-n", ns, "qdisc", "change" if change else "add", "dev", dev, "root", *tbf_args(rate_bps, buffer_bytes)])
+    run(["tc", "-n", ns, "qdisc", "change" if change else "add", "dev", dev, "root",
+         *tbf_args(rate_bps, buffer_bytes, mtu)])
 
 
 def qdisc_stats(net: Net) -> dict[str, int]:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 #: per frame on the wire, beside the payload: Ethernet 14, IPv4 20, TCP 20 + 12 (timestamps)
-HEADERS = 66
+HEADERS = 66  # netns.MTU_OVER_MSS + netns.ETHERNET
 COLUMNS = ("t", "snd_mss", "srtt", "min_rtt", "snd_cwnd", "pacing_rate", "bytes_sent", "bytes_acked",
            "bytes_retrans", "reord_seen")
 
@@ -137,4 +137,7 @@ def reordering(rows: list[list[list[float]]]) -> list[int]:
 
 
 def summary(rows: list[list[list[float]]]) -> dict[str, Any]:
-    return {"samples": [len(r) for r in rows], "reord_seen": reordering(rows)}
+    """Per flow: its samples, the reordering the kernel saw, and its segment size."""
+    mss = COLUMNS.index("snd_mss")
+    return {"samples": [len(r) for r in rows], "reord_seen": reordering(rows),
+            "snd_mss": [int(r[-1][mss]) if r else None for r in rows]}

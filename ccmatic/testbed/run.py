@@ -39,9 +39,14 @@ class TestbedError(Exception):
 
 @dataclass(frozen=True)
 class TestbedFlow:
+    """A flow, as :class:`ccmatic.sim.records.Flow`: ``D`` its own jitter bound and box
+    on the ACK path (None: the link's), ``extra`` a delay its CCA is not told about."""
+
     cca: FlowCca
     R: float          # s
     start: float = 0.0
+    D: float | None = None
+    extra: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,7 @@ class TestbedConfig:
     agg: AggKind = "uniform"
     seed: int = 0
     schedule: RateSchedule | None = None  # wire bytes/s
-    mss: int = 1448
+    mss: int = 1448            # TCP payload per segment (the links' MTU is mss + MTU_OVER_MSS)
 
     def frames_per_s(self) -> float:
         """Data frames at the highest rate, and an ACK for every two."""
@@ -107,7 +112,8 @@ def sim_config(cfg: TestbedConfig) -> SimConfig:
 
     sched = None if cfg.schedule is None else RateSchedule(tuple((t, pay(c)) for t, c in cfg.schedule.points))
     link = Link(cfg.model, pay(cfg.C), cfg.D, pay(cfg.buffer), sched, cfg.agg)
-    flows = tuple(Flow(f.cca.program or kernel_program(f.cca.name), f.R, f.start) for f in cfg.flows)
+    flows = tuple(Flow(f.cca.program or kernel_program(f.cca.name), f.R, f.start, D=f.D, extra=f.extra)
+                  for f in cfg.flows)
     return SimConfig(link, flows, cfg.duration, mss=cfg.mss, seed=cfg.seed)
 
 
@@ -163,7 +169,7 @@ def _follow_schedule(net: netns.Net, cfg: TestbedConfig, sender: subprocess.Pope
             time.sleep(min(0.05, max(0.0, t0 + t - time.monotonic())))
         if sender.poll() is not None:
             return
-        netns.bottleneck(net, c * 8, cfg.buffer, change=True)
+        netns.bottleneck(net, c * 8, cfg.buffer, cfg.mss + netns.MTU_OVER_MSS, change=True)
 
 
 def run(cfg: TestbedConfig, say: Callable[[str], None]) -> TestbedRun:
@@ -176,8 +182,8 @@ def run(cfg: TestbedConfig, say: Callable[[str], None]) -> TestbedRun:
         say(f"removed what an earlier run left: {', '.join(stale)}")
     net, reg, kids = netns.Net(os.getpid()), Registry(os.getpid()), Children()
     try:
-        netns.build(net)
-        netns.bottleneck(net, cfg.C * 8, cfg.buffer)
+        netns.build(net, cfg.mss + netns.MTU_OVER_MSS)
+        netns.bottleneck(net, cfg.C * 8, cfg.buffer, cfg.mss + netns.MTU_OVER_MSS)
         names = [reg.kernel_name(f.cca, f.R, say) for f in cfg.flows]
         return _transfer(cfg, net, kids, names, stale)
     finally:
@@ -189,8 +195,9 @@ def run(cfg: TestbedConfig, say: Callable[[str], None]) -> TestbedRun:
 
 def _transfer(cfg: TestbedConfig, net: netns.Net, kids: Children, names: list[str], stale: list[str]) -> TestbedRun:
     a, b = net.delay_devs
-    dl_cfg = {"a": a, "b": b, "ports": {str(PORT + i): f.R for i, f in enumerate(cfg.flows)}, "model": cfg.model,
-              "D": cfg.D, "agg": cfg.agg, "seed": cfg.seed}
+    dl_cfg = {"a": a, "b": b, "ports": {str(PORT + i): f.R + f.extra for i, f in enumerate(cfg.flows)},
+              "own_D": {str(PORT + i): f.D for i, f in enumerate(cfg.flows) if f.D is not None},
+              "model": cfg.model, "D": cfg.D, "agg": cfg.agg, "seed": cfg.seed}
     dl = kids.start(net.ns("d"), "ccmatic.testbed.delayline", json.dumps(dl_cfg))
     sink = kids.start(net.ns("c"), "ccmatic.testbed.endpoints", "sink", netns.RECEIVER_IP, str(PORT),
                       str(len(cfg.flows)))
