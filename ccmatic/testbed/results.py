@@ -7,7 +7,8 @@ sent (``bytes_sent``, retransmissions included) and lost (``bytes_retrans``: eac
 retransmitted byte counts as one lost; a drop-tail path retransmits what it dropped),
 interpolated linearly between samples.  The RTT samples are the socket's smoothed RTT
 (``tcpi_rtt``: Linux exposes no single sample; its gain of 1/8 per ACK lags a few
-ACKs, ~1 ms at these rates).  The queue is the queueing delay RTT − RTprop times C
+ACKs, ~1 ms at these rates).  The queue is the queueing delay RTT − RTprop (− the flow's
+extra delay) times C
 (the rate then, under a schedule),
 the smallest over the flows sending: all of them wait in the bottleneck's one FIFO,
 and what else lengthens one flow's RTT (the receiver's delayed ACKs of a slow flow,
@@ -79,7 +80,7 @@ def _queue(cfg: SimConfig, samples: list[Samples], ends: np.ndarray) -> tuple[np
     for f, (fl, s) in enumerate(zip(cfg.flows, samples)):
         if len(s.cols["t"]):
             on = ends >= s.cols["t"][0]
-            q[on, f] = np.maximum(0.0, s.at("srtt", ends[on]) - fl.R) * C[on]
+            q[on, f] = np.maximum(0.0, s.at("srtt", ends[on]) - fl.R - fl.extra) * C[on]
     any_on = ~np.all(np.isnan(q), axis=1)
     out = np.zeros(len(ends))
     out[any_on] = np.nanmin(q[any_on], axis=1)
