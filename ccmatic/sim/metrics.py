@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ccmatic.sim.records import SimResult
+from ccmatic.sim.tally import Tally
 
 if TYPE_CHECKING:
     import numpy as np
@@ -84,51 +85,50 @@ def _window_sums(x: np.ndarray, w: int) -> np.ndarray:
     return out
 
 
-def _episodes(lost: np.ndarray, gap: int) -> int:
-    import numpy as np
-
-    """Loss episodes: ticks with loss and no loss in the ``gap`` ticks before
-    (one window of data: Reno reacts once)."""
-    idx = np.nonzero(lost > 0)[0]
-    if len(idx) == 0:
-        return 0
-    return int(1 + np.count_nonzero(np.diff(idx) > gap))
-
-
 def metrics(res: SimResult, warmup: float = 0.0) -> Metrics:
+    """The metrics of a whole recorded run (see the module doc)."""
     import numpy as np
 
-    cfg = res.config
-    dt = res.dt
+    t = Tally(res.config, res.dt, len(res.queue), warmup)
+    t.add_ticks(res.queue, res.queue_peak, res.delivered, res.sent, res.lost)
+    for f, rs in enumerate(res.rtt_samples):
+        t.add_rtts(f, np.frombuffer(rs.time, dtype=float), np.frombuffer(rs.rtt, dtype=float))
+    return tallied(t)
+
+
+def tallied(t: Tally) -> Metrics:
+    """The metrics of a run from its :class:`~ccmatic.sim.tally.Tally`."""
+    import numpy as np
+
+    cfg, dt, i0 = t.cfg, t.dt, t.i0
     C = cfg.link.C
     rmin = min(f.R for f in cfg.flows)
     bdp = C * rmin  # under a rate schedule, the BDP at t = 0: queues in BDPs keep one unit
-    i0 = min(int(warmup / dt), len(res.queue) - 1)
-    span = (len(res.queue) - i0) * dt
-    deliv = res.delivered[i0:]
-    q = res.queue[i0:]
+    n_ticks = len(t.queue)
+    span = (n_ticks - i0) * dt
+    q = np.frombuffer(t.queue, dtype=float)[i0:]
     sched = cfg.link.schedule
     if sched is None:
         C_mean, q_delay = C, float(q.mean()) / C
     else:
         # the mean rate over the window (the integral of C(t) over its length), and
         # each tick's queue (recorded at its end) over the rate in force then
-        C_mean = cfg.link.capacity(i0 * dt, len(res.queue) * dt) / span if span > 0 else C
-        ends = (np.arange(i0, len(res.queue)) + 1) * dt
+        C_mean = cfg.link.capacity(i0 * dt, n_ticks * dt) / span if span > 0 else C
+        ends = (np.arange(i0, n_ticks) + 1) * dt
         q_delay = float(np.mean(q / sched.rates(ends)))
-    util = float(deliv.sum()) / (C_mean * span) if span > 0 else 0.0
-    q_max = float(res.queue_peak[i0:].max())
-    lost_all = res.lost[i0:].sum(axis=1)
-    sent_total = float(res.sent[i0:].sum())
+    delivered = float(t.delivered.sum())
+    util = delivered / (C_mean * span) if span > 0 else 0.0
+    q_max = float(np.frombuffer(t.peak, dtype=float)[i0:].max())
+    lost_all = np.frombuffer(t.lost_all, dtype=float)[i0:]
+    sent_total = float(t.sent.sum())
     per_R = max(1, round(rmin / dt))
     lw = _window_sums(lost_all, per_R) / cfg.mss
     n_R = span / rmin
     # convergence: the first 10-RTprop window of the aggregate delivery that reaches
     # 90% of the measurement window's throughput
-    agg = res.delivered.sum(axis=1)
     w = max(1, round(10 * rmin / dt))
-    target = 0.9 * float(deliv.sum()) / span * (w * dt) if span > 0 else 0.0
-    ws = _window_sums(agg, w)
+    target = 0.9 * delivered / span * (w * dt) if span > 0 else 0.0
+    ws = _window_sums(np.frombuffer(t.delivered_all, dtype=float), w)
     conv: float | None = None
     if len(ws) and target > 0:
         hit = np.nonzero(ws >= target)[0]
@@ -136,15 +136,13 @@ def metrics(res: SimResult, warmup: float = 0.0) -> Metrics:
             conv = float((hit[0] + w) * dt)
     flows: list[FlowMetrics] = []
     for f, fl in enumerate(cfg.flows):
-        thr = float(deliv[:, f].sum()) / span if span > 0 else 0.0
-        rs = res.rtt_samples[f]
-        samples = np.frombuffer(rs.rtt, dtype=float)[np.frombuffer(rs.time, dtype=float) >= warmup]
-        rm = float(np.mean(samples)) if len(samples) else math.nan
-        rx = float(np.max(samples)) if len(samples) else math.nan
-        s_f = float(res.sent[i0:, f].sum())
-        ev = _episodes(res.lost[i0:, f], max(1, round(fl.R / dt)))
-        flows.append(FlowMetrics(thr, thr / C_mean, rm, rx, rm / fl.R if len(samples) else math.nan,
-                                 float(res.lost[i0:, f].sum()) / s_f if s_f > 0 else 0.0,
+        thr = float(t.delivered[f]) / span if span > 0 else 0.0
+        n = int(t.rtt_n[f])
+        rm = float(t.rtt_sum[f]) / n if n else math.nan
+        rx = float(t.rtt_max[f]) if n else math.nan
+        s_f, ev = float(t.sent[f]), int(t.episodes[f])
+        flows.append(FlowMetrics(thr, thr / C_mean, rm, rx, rm / fl.R if n else math.nan,
+                                 float(t.lost[f]) / s_f if s_f > 0 else 0.0,
                                  ev, ev / (s_f / cfg.mss) if s_f > 0 else 0.0))
     return Metrics(
         utilization=util,
