@@ -14,6 +14,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ def flow_series(res: SimResult) -> list[dict[str, list[float | None]]]:
     out = []
     for rec in res.flows:
         queue = [res.queue_at(t) for t in rec.time]
-        cols: dict[str, list[float]] = {
+        cols: dict[str, Sequence[float]] = {
             "time_s": rec.time, "rate_Bps": rec.rate, "cwnd_B": rec.cwnd, "sent_B": rec.A, "acked_B": rec.S,
             "lost_B": rec.L, "rtt_s": rec.rtt, "queue_B": queue,
             **{f"state.{name}": vs for name, vs in rec.state.items()},

@@ -35,6 +35,7 @@ Eq. 4.1.1's (:mod:`ccmatic.semantics.qdel`).  Seeds make every run reproducible.
 from __future__ import annotations
 
 import math
+from array import array
 from collections import deque
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -149,7 +150,7 @@ class _Sender:
         grid = beliefs.FlowSeries(self.series["A"], self.series["S"], self.L_grid, self.series["Ld"],
                                   cfg.link.buffer)
         self.beliefs = _Beliefs(self.prog, cfg, self.D_steps, len(cfg.flows) > 1, grid)
-        self.record = FlowRecord(state={st.name: [] for st in self.prog.states})
+        self.record = FlowRecord(state={st.name: array("d") for st in self.prog.states})
         self.warmup = self.code.warmup + 1
 
     def _param(self, name: str) -> float:

@@ -56,23 +56,28 @@ class SimConfig:
     hops: int = 1
 
 
+def _floats() -> array[float]:
+    return array("d")
+
+
 @dataclass
 class FlowRecord:
-    """Per-step values of one flow (index k: the step starting at time[k])."""
+    """Per-step values of one flow (index k: the step starting at time[k]), packed (8
+    bytes a value: a run of 1,000 flows keeps millions of them)."""
 
-    time: list[float] = field(default_factory=list)
-    rate: list[float] = field(default_factory=list)   # bytes/s (nan: not set)
-    cwnd: list[float] = field(default_factory=list)   # bytes (nan: not set)
-    A: list[float] = field(default_factory=list)
-    S: list[float] = field(default_factory=list)      # ACKed by time[k]
-    L: list[float] = field(default_factory=list)
-    Ld: list[float] = field(default_factory=list)
-    c_lo: list[float] = field(default_factory=list)   # bytes/s (nan: none yet)
-    c_hi: list[float] = field(default_factory=list)   # bytes/s
-    c_lo_lambda: list[float] = field(default_factory=list)  # bytes/s
-    qdel_lo: list[float] = field(default_factory=list)  # s
-    rtt: list[float] = field(default_factory=list)    # latest RTT sample (s; nan: none yet)
-    state: dict[str, list[float]] = field(default_factory=dict)
+    time: array[float] = field(default_factory=_floats)
+    rate: array[float] = field(default_factory=_floats)   # bytes/s (nan: not set)
+    cwnd: array[float] = field(default_factory=_floats)   # bytes (nan: not set)
+    A: array[float] = field(default_factory=_floats)
+    S: array[float] = field(default_factory=_floats)      # ACKed by time[k]
+    L: array[float] = field(default_factory=_floats)
+    Ld: array[float] = field(default_factory=_floats)
+    c_lo: array[float] = field(default_factory=_floats)   # bytes/s (nan: none yet)
+    c_hi: array[float] = field(default_factory=_floats)   # bytes/s
+    c_lo_lambda: array[float] = field(default_factory=_floats)  # bytes/s
+    qdel_lo: array[float] = field(default_factory=_floats)  # s
+    rtt: array[float] = field(default_factory=_floats)    # latest RTT sample (s; nan: none yet)
+    state: dict[str, array[float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -80,8 +85,8 @@ class RttSamples:
     """One flow's RTT samples, packed (16 bytes a sample: a long run takes
     millions of them)."""
 
-    time: array[float] = field(default_factory=lambda: array("d"))  # s
-    rtt: array[float] = field(default_factory=lambda: array("d"))   # s
+    time: array[float] = field(default_factory=_floats)  # s
+    rtt: array[float] = field(default_factory=_floats)   # s
 
     def append(self, t: float, rtt: float) -> None:
         self.time.append(t)
