@@ -482,3 +482,15 @@ def test_the_first_line_counts_each_ccas_flows() -> None:
     assert flows_text(["bbr1"] * 4) == "4 bbr1 flows"
     assert flows_text(["cubic", "reno", "cubic"]) == "3 flows (2 cubic, 1 reno)"
     assert flows_text(["reno"] * 1000) == "1,000 reno flows"
+
+
+def test_running_out_of_memory_is_one_line_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ccmatic.cli.simulate as simulate_cli
+
+    def full(*_a: Any, **_k: Any) -> Any:
+        raise MemoryError
+
+    monkeypatch.setattr(simulate_cli, "simulate", full)
+    code, out, err = run("simulate", "reno", "--duration", "1")
+    assert (code, out) == (3, "") and err.count("\n") == 1
+    assert err.startswith("out of memory: the run stopped, nothing was decided (hint:")

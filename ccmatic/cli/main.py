@@ -115,6 +115,12 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (engine/interrupt.py); what was found is already out
         err.write(stop.describe() + "\n")
         return EXIT_UNKNOWN
+    except MemoryError:  # a resource ran out, as a time limit can: nothing is decided
+        if debug:
+            raise
+        err.write("out of memory: the run stopped, nothing was decided (hint: a shorter horizon or run, fewer "
+                  "flows, or a finite buffer)\n")
+        return EXIT_UNKNOWN
     except Exception:
         # a signal's fallout in another form: a KeyboardInterrupt raised inside a Z3 call
         # comes out as ctypes.ArgumentError, an interrupted Z3 as Z3Exception ("canceled")
