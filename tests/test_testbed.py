@@ -6,10 +6,12 @@ buffer), and nothing is left behind after SIGTERM or a crash."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import os
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -298,3 +300,42 @@ def test_extra_delay_own_jitter_and_mss_reach_the_flows() -> None:
     assert R + 0.020 <= rtt1 < R + 0.020 + 0.014  # the extra delay, and up to D = 10 ms of jitter
     assert m.utilization >= 0.8
     assert r.senders["snd_mss"] == [1000, 1000]
+
+
+def test_a_step_trace_is_read_in_order_and_in_units(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ccmatic.export import trace
+
+    fields = ("t_us", "port", "k", "step_us", *trace.FIXED, *trace.PLAIN)
+    n = trace.ENTRIES + 3  # the array wrapped: the oldest 3 were overwritten
+    recs = [{f: 0 for f in fields} for _ in range(trace.ENTRIES)]
+    for i in range(n):
+        recs[i % trace.ENTRIES] |= {"t_us": 1000 * i, "port": socket.htons(5201), "k": i, "rate": 3 * 65536}
+
+    def dump(name: str) -> list[dict[str, object]]:
+        if name.startswith("tn"):
+            return [{"key": 0, "value": n}]
+        return [{"key": i, "value": r} for i, r in enumerate(recs)]
+
+    monkeypatch.setattr(trace, "_dump", dump)
+    rows = trace.read("123_0")
+    assert len(rows) == trace.ENTRIES and [r["k"] for r in rows[:2]] == [3, 4] and rows[-1]["k"] == n - 1
+    assert rows[0]["port"] == 5201 and rows[0]["rate"] == 3.0 and rows[1]["t_s"] == 0.004
+    with pytest.raises(ValueError, match="too long"):
+        trace.map_names("1234567890_1234")
+
+
+@pytest.mark.slow
+@needs_testbed
+def test_the_step_trace_of_an_exported_cca(tmp_path: Path) -> None:
+    out = tmp_path / "t.csv"
+    code, text, err = run_cli("testbed", str(ROOT / "templates" / "cc_qdel.cca"), "--C", "20", "--R", "20",
+                              "--duration", "4", "--trace-cca", str(out))
+    assert code == 0, err
+    assert f"step trace: {out}" in text
+    rows = list(csv.DictReader(out.open()))
+    steps = sorted(float(r["step_s"]) for r in rows if r["step_s"])
+    assert len(rows) >= 100 and rows[0]["cca"] == "cc_qdel"
+    assert 0.020 <= steps[len(steps) // 2] < 0.026  # a step is one RTprop, to the next ACK
+    assert _mine(os.getpid()) == ([], [], [])
+    code, _, err = run_cli("testbed", "reno", "--trace-cca", str(out))
+    assert code == 2 and "only an exported CCA file keeps a step trace" in err

@@ -41,6 +41,7 @@ from ccmatic.spec.cca import load_cca
 from ccmatic.testbed.ccas import KERNEL, FlowCca
 from ccmatic.testbed.run import TestbedConfig, TestbedError, TestbedFlow, TestbedRun, run
 from ccmatic.testbed.selfcheck import check
+from ccmatic.testbed.trace_csv import write_trace
 
 #: the testbed's segment sizes (the links' MTU from 576 to 9,000 bytes)
 MIN_MSS, MAX_MSS = 524, 8948
@@ -82,8 +83,11 @@ def config(args: argparse.Namespace) -> tuple[TestbedConfig, float]:
         flows.append(TestbedFlow(progs[name, D_steps], R, i * stagger, Df, extra[i]))
     warm = check_warmup(duration * 0.2 if args.warmup is None else
                         positive_number("--warmup", args.warmup, allow_zero=True), duration)
+    if args.trace_cca and all(f.cca.kernel for f in flows):
+        raise SpecError(Loc("--trace-cca"), "only an exported CCA file keeps a step trace (the kernel's own do not)",
+                        "run a CCA file, e.g. templates/reno.cca")
     return TestbedConfig(C, round(buffer), tuple(flows), duration, kind, D, agg, args.seed, sched,
-                         segment_size(args.mss)), warm
+                         segment_size(args.mss), trace=bool(args.trace_cca)), warm
 
 
 def segment_size(text: str) -> int:
@@ -100,6 +104,7 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.plot:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
     series = output_file("--series", args.series, SERIES_SUFFIXES) if args.series else None
+    traced = output_file("--trace-cca", args.trace_cca, (".csv",)) if args.trace_cca else None
 
     def say(line: str) -> None:
         err.write(line + "\n")
@@ -121,6 +126,8 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         plot_run(r.result, args.plot, command="testbed")
     if series is not None:
         write_series(r.result, series)
+    if traced is not None:
+        write_trace(r, cfg, traced)
     if args.json:
         out.write(json.dumps({"config": summary(cfg, args, warm, r), "metrics": m.json(), "delay_line": dl.json(),
                               "bottleneck": r.bottleneck, "senders": r.senders, "raw": r.delay_line}, indent=2) + "\n")
@@ -142,6 +149,8 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"  plot: {args.plot}\n")
     if series is not None:
         out.write(f"  series: {series}\n")
+    if traced is not None:
+        out.write(f"  step trace: {traced}\n")
     return 0
 
 
@@ -183,4 +192,6 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
     s.add_argument("--seed", type=int, default=0, help="seed of the delay line's random delays")
     s.add_argument("--plot", metavar="FILE.png", help="plot rates, cwnd, queue, RTT and losses over time")
     s.add_argument("--series", metavar="FILE.csv", help="per-flow time series, one row per RTprop (.csv or .json)")
+    s.add_argument("--trace-cca", metavar="FILE.csv", help="the exported CCAs' steps as the kernel ran them: "
+                   "each step's length, observations, beliefs and decisions")
     s.set_defaults(handler=cmd_testbed)

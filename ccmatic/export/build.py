@@ -77,11 +77,13 @@ def vmlinux_header(out: Path) -> Path:
     return h
 
 
-def compile_bpf(src: Path) -> Path:
-    """``clang -O2 -g -target bpf``: the object bpftool registers."""
+def compile_bpf(src: Path, cpu: str | None = None) -> Path:
+    """``clang -O2 -g -target bpf``: the object bpftool registers (``cpu``: the BPF
+    instruction set, e.g. v3 for atomic fetch-and-add)."""
     vmlinux_header(src.parent)
     obj = src.with_suffix(".o")
-    _run(["clang", "-O2", "-g", "-target", "bpf", "-I", str(src.parent), "-c", str(src), "-o", str(obj)],
+    isa = [] if cpu is None else [f"-mcpu={cpu}"]
+    _run(["clang", "-O2", "-g", "-target", "bpf", *isa, "-I", str(src.parent), "-c", str(src), "-o", str(obj)],
          "clang -target bpf")
     return obj
 

@@ -8,6 +8,7 @@ import re
 
 from ccmatic.export.ctext import program
 from ccmatic.export.program import Generated, Settings
+from ccmatic.export.trace import c_source
 
 #: Linux's TCP_CA_NAME_MAX is 16 bytes with the terminating zero; a BPF object name too
 NAME_MAX = 15
@@ -31,7 +32,7 @@ struct {
 	__type(key, int);
 	__type(value, struct ccm_state);
 } %(name)s_st SEC(".maps");
-
+%(trace_def)s
 static __always_inline u64 ccm_rtprop(struct tcp_sock *tp)
 {
 	u64 r = %(rtprop)dULL;
@@ -67,7 +68,7 @@ static __always_inline void ccm_step(struct sock *sk, struct tcp_sock *tp, struc
 	struct ccm_obs o = {};
 	u64 mss = tp->mss_cache, r = ccm_rtprop(tp), last = st->last_rtt_us;
 	s64 rate = 0, cwnd = 0;
-
+%(trace_start)s
 	st->rtprop_us = r;
 	o.A = (s64)tp->data_segs_out * mss;
 	o.S = (s64)tp->delivered * mss;
@@ -97,7 +98,7 @@ static __always_inline void ccm_step(struct sock *sk, struct tcp_sock *tp, struc
 	if (st->cwnd_pkts < 1)
 		st->cwnd_pkts = 1;
 	ccm_apply(sk, tp, st);
-}
+%(trace_call)s}
 
 SEC("struct_ops")
 void BPF_PROG(%(name)s_init, struct sock *sk)
@@ -178,8 +179,9 @@ def ca_name(stem: str) -> str:
     return ("ccm_" + re.sub(r"[^A-Za-z0-9_]", "_", stem))[:NAME_MAX]
 
 
-def bpf_source(g: Generated, s: Settings, name: str, rtprop_us: int | None) -> str:
-    """The kernel program: ``rtprop_us`` None measures the RTprop as the minimum RTT."""
+def bpf_source(g: Generated, s: Settings, name: str, rtprop_us: int | None, trace: str | None = None) -> str:
+    """The kernel program: ``rtprop_us`` None measures the RTprop as the minimum RTT;
+    ``trace``: keep a step trace in maps tagged so (:mod:`ccmatic.export.trace`)."""
     outs = [n for n, _ in g.outputs]
     rate = "rate = st->o_rate[0];" if "rate" in outs else ""
     cwnd = "cwnd = st->o_cwnd[0];" if "cwnd" in outs else ""
@@ -189,5 +191,8 @@ def bpf_source(g: Generated, s: Settings, name: str, rtprop_us: int | None) -> s
     head = ("#include \"vmlinux.h\"\n#include <bpf/bpf_helpers.h>\n#include <bpf/bpf_tracing.h>\n\n"
             "")
     body = program(g, s, KERNEL_STATE)
+    traced = {"trace_def": "", "trace_start": "", "trace_call": ""} if trace is None else {
+        "trace_def": "\n" + c_source(trace), "trace_start": "\tu64 step_us = now - st->step_start_us;\n",
+        "trace_call": "\tccm_trace_step(sk, st, now, step_us, rate);\n"}
     return head + body + "\n" + WRAPPER % {"name": name, "rtprop": rtprop_us or 0, "sets_rate": int(g.sets_rate),
-                                           "rate": rate, "cwnd": cwnd, "cwnd_pkts": cwnd_pkts}
+                                           "rate": rate, "cwnd": cwnd, "cwnd_pkts": cwnd_pkts, **traced}

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ccmatic.export import build
+from ccmatic.export import build, trace
 from ccmatic.export.kernel import bpf_source
 from ccmatic.export.program import Settings, generate
 from ccmatic.spec.cca import CcaProgram
@@ -48,6 +48,7 @@ class Registry:
     pid: int
     names: dict[tuple[str, int, int], str] = field(default_factory=dict)
     workdir: Path | None = None
+    trace: bool = False  # keep each program's step trace (ccmatic.export.trace)
 
     def kernel_name(self, cca: FlowCca, R: float, say: Callable[[str], None]) -> str:
         """The name a socket selects with TCP_CONGESTION (exporting and registering
@@ -58,7 +59,7 @@ class Registry:
         key = (cca.program.path, rtprop_us, cca.D_steps)
         if key not in self.names:
             # named before registering: a signal during bpftool still unregisters it
-            name = self.names[key] = f"{PREFIX}{self.pid}_{len(self.names)}"
+            name = self.names[key] = f"{PREFIX}{self._tag(len(self.names))}"
             self._register(cca.program, rtprop_us, cca.D_steps, name, say)
         return self.names[key]
 
@@ -67,12 +68,20 @@ class Registry:
             self.workdir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{self.pid}_"))
         s = Settings(D=D)
         src = self.workdir / f"{name}.bpf.c"
-        src.write_text(bpf_source(generate(prog, s), s, name, rtprop_us))
+        tag = name[len(PREFIX):] if self.trace else None
+        src.write_text(bpf_source(generate(prog, s), s, name, rtprop_us, tag))
         say(f"exporting {prog.name} (RTprop {rtprop_us / 1000:g} ms) as {name}: compiling and registering")
-        obj = build.compile_bpf(src)
+        obj = build.compile_bpf(src, "v3" if self.trace else None)
         build.register(obj)
         if name not in build.available():
             raise build.BuildError(f"{name} was registered but the kernel does not list it")
+
+    def _tag(self, k: int) -> str:
+        return f"{self.pid}_{k}"
+
+    def traces(self) -> dict[str, list[dict[str, float]]]:
+        """Each registered program's step trace (while it is still registered)."""
+        return {name: trace.read(name[len(PREFIX):]) for name in self.names.values()} if self.trace else {}
 
     def close(self) -> list[str]:
         """Unregister everything this run registered; the names unregistered.  The

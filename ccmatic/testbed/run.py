@@ -61,6 +61,7 @@ class TestbedConfig:
     seed: int = 0
     schedule: RateSchedule | None = None  # wire bytes/s
     mss: int = 1448            # TCP payload per segment (the links' MTU is mss + MTU_OVER_MSS)
+    trace: bool = False        # keep the exported CCAs' step traces (TestbedRun.traces)
 
     def frames_per_s(self) -> float:
         """Data frames at the highest rate, and an ACK for every two."""
@@ -77,6 +78,8 @@ class TestbedRun:
     senders: dict[str, Any]
     kernel_names: list[str]
     removed_stale: list[str] = field(default_factory=list)
+    #: per exported program (kernel name), its steps (:func:`ccmatic.export.trace.read`)
+    traces: dict[str, list[dict[str, float]]] = field(default_factory=dict)
 
 
 def missing(exported: bool) -> str | None:
@@ -180,12 +183,14 @@ def run(cfg: TestbedConfig, say: Callable[[str], None]) -> TestbedRun:
     stale = remove_stale()
     if stale:
         say(f"removed what an earlier run left: {', '.join(stale)}")
-    net, reg, kids = netns.Net(os.getpid()), Registry(os.getpid()), Children()
+    net, reg, kids = netns.Net(os.getpid()), Registry(os.getpid(), trace=cfg.trace), Children()
     try:
         netns.build(net, cfg.mss + netns.MTU_OVER_MSS)
         netns.bottleneck(net, cfg.C * 8, cfg.buffer, cfg.mss + netns.MTU_OVER_MSS)
         names = [reg.kernel_name(f.cca, f.R, say) for f in cfg.flows]
-        return _transfer(cfg, net, kids, names, stale)
+        r = _transfer(cfg, net, kids, names, stale)
+        r.traces = reg.traces()
+        return r
     finally:
         with build.signals_ignored():
             kids.close()
