@@ -54,6 +54,9 @@ class SimConfig:
     init_rate_pkts: float = 10.0  # per RTprop, before the CCA's first step
     topology: Topology = "dumbbell"
     hops: int = 1
+    # the packets the queues may hold together (about 64 bytes each): past it the run
+    # stops (:class:`ccmatic.sim.fine.QueueLimit`)
+    max_queue_packets: int = 4_000_000
 
 
 @dataclass
