@@ -274,7 +274,7 @@ class QueueLimit(SpecError):
     :attr:`result` holds the run up to that tick."""
 
     def __init__(self, message: str, hint: str, result: SimResult) -> None:
-        super().__init__(Loc("--buffer"), message, hint)
+        super().__init__(Loc("--max-queue"), message, hint)
         self.result = result
 
 
@@ -313,7 +313,7 @@ def _limit(run: RunState, senders: list[_Sender], cfg: SimConfig) -> QueueLimit:
     f = int(by_flow.argmax())
     n = int(by_flow.sum())
     t = run.tick * run.dt
-    return QueueLimit(f"at t = {t:.3g} s the queue holds {n:,} packets ({n * cfg.mss / 1e6:,.0f} MB, "
+    return QueueLimit(f"at t = {t:.3g} s the queue holds {n:,} packets ({n * cfg.mss / 1e6:.3g} MB, "
                       f"{n * cfg.mss / cfg.link.C:.3g} s at C), {int(by_flow[f]):,} of them flow {f}'s "
                       f"({senders[f].prog.name}), over the simulator's limit of {cfg.max_queue_packets:,} packets",
                       "give a finite --buffer, a shorter --duration, or a CCA that does not overload the link",
