@@ -105,7 +105,10 @@ class _Beliefs:
         return self.state.c_lo[en], self.state.c_hi[en], self.cl[en]
 
     def q_hi(self, t: int) -> float:
-        """q_hi at step t (A known up to t, c_lo_lambda up to t - 1)."""
+        """q_hi at step t (A known up to t, c_lo_lambda up to t - 1); 0 when the CCA
+        reads no CBR belief (then nothing reads it)."""
+        if not self.cbr:
+            return 0.0
         if t > 0:
             beliefs.q_hi_step(FLOAT, self.names, self.series, self.cl, self.qh, t, 1, 0)
         return self.qh[t]
@@ -144,6 +147,7 @@ class _Sender:
         self.beliefs = _Beliefs(self.prog, cfg, self.D_steps, len(cfg.flows) > 1, grid)
         self.record = FlowRecord(state={st.name: [] for st in self.prog.states})
         self.warmup = self.code.warmup + 1
+        self._qdel: dict[int, tuple[float, float]] = {}
 
     def bind(self, run: RunState) -> None:
         """Keep the per-tick state in ``run``'s arrays (row :attr:`idx`)."""
@@ -263,7 +267,9 @@ class _Sender:
             return 0.0, 1.0
         delay = max(0.0, rtt - self.flow.R)  # queueing + jitter of the latest ACKed packet
         dt = math.floor(delay / self.unit + 1e-9)
-        return qdel.bounds(FLOAT, [d == dt for d in range(CCA_T)], self.D_steps)
+        if dt not in self._qdel:  # the bounds of a bucket do not change: computed once
+            self._qdel[dt] = qdel.bounds(FLOAT, [d == dt for d in range(CCA_T)], self.D_steps)
+        return self._qdel[dt]
 
     def _unit_rate(self) -> float:
         return (self.rate or 0.0) * self.unit
