@@ -270,3 +270,22 @@ def queued_by_flow(hi: np.ndarray, pi: np.ndarray, n: int) -> np.ndarray:
             out[pi[p, FLOW]] += 1
             p = pi[p, NEXT]
     return out
+
+
+@njit
+def by_flow(rtt_f: np.ndarray, rtt_v: np.ndarray, n: int, flows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The first ``n`` RTT samples (flow, (ACK time, RTT)) grouped by flow, in their
+    order: times, RTTs, and each flow's first index (``flows + 1`` bounds)."""
+    bounds = np.zeros(flows + 1, dtype=np.int64)
+    for i in range(n):
+        bounds[rtt_f[i] + 1] += 1
+    bounds = np.cumsum(bounds)
+    pos = bounds[:-1].copy()
+    times = np.empty(n)
+    rtts = np.empty(n)
+    for i in range(n):
+        f = rtt_f[i]
+        times[pos[f]] = rtt_v[i, 0]
+        rtts[pos[f]] = rtt_v[i, 1]
+        pos[f] += 1
+    return times, rtts, bounds

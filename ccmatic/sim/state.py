@@ -93,15 +93,14 @@ class RunState:
         return np.asarray(K.queued_by_flow(self.hi, self.pool.pi, len(self.ff)))
 
     def rtt_samples(self) -> list[RttSamples]:
-        """Each flow's RTT samples (ACK time, RTT), in ACK order."""
+        """Each flow's RTT samples (ACK time, RTT), in ACK order; the buffer is freed."""
         n = int(self.rn[K.RCOUNT])
-        flows = self.rtt_f[:n]
-        order = np.argsort(flows, kind="stable")
-        bounds = np.searchsorted(flows[order], np.arange(len(self.ff) + 1))
+        times, rtts, bounds = K.by_flow(self.rtt_f, self.rtt_v, n, len(self.ff))
+        self.rtt_f, self.rtt_v = self.rtt_f[:0], self.rtt_v[:0]
         out = []
         for f in range(len(self.ff)):
-            idx = order[bounds[f]:bounds[f + 1]]
-            out.append(RttSamples(array("d", self.rtt_v[idx, 0].tobytes()), array("d", self.rtt_v[idx, 1].tobytes())))
+            a, b = int(bounds[f]), int(bounds[f + 1])
+            out.append(RttSamples(array("d", times[a:b].tobytes()), array("d", rtts[a:b].tobytes())))
         return out
 
     def hop_record(self, upto: int) -> HopRecord | None:
