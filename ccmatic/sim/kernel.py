@@ -39,9 +39,10 @@ FLOW_FLOATS = 9
 # this tick, its history of L (offset and length in the ring)
 START, STEPS, PEND_HEAD, PEND_TAIL, COUNT, LOFF, LLEN = range(7)
 FLOW_INTS = 7
-# the run's ints
-TICK, PHASE, NB, RCOUNT, NEED = range(5)
-RUN_INTS = 5
+# the run's ints: the tick and its phase, the flows stepping, the RTT samples taken,
+# the packets the pool must supply, the packets delivered to the ACK paths so far
+TICK, PHASE, NB, RCOUNT, NEED, DELIV = range(6)
+RUN_INTS = 6
 # what the loop returns
 DONE, BOUNDARY, GROW, LIMIT, BUDGET = range(5)
 
@@ -100,8 +101,10 @@ def _allowance(f: int, tick: int, dt: float, mss: float, ff: np.ndarray, fi: np.
 
 @njit
 def _to_ack_path(p: int, tick: int, mss: float, ff: np.ndarray, fi: np.ndarray, pf: np.ndarray, pi: np.ndarray,
-                 delivered: np.ndarray, kind: int, fixed: bool, ack: np.ndarray, box: np.ndarray) -> None:
+                 delivered: np.ndarray, kind: int, fixed: bool, ack: np.ndarray, box: np.ndarray,
+                 rn: np.ndarray) -> None:
     """A packet leaves its last hop: its ACK joins its flow's ACKs on their way."""
+    rn[DELIV] += 1
     f = pi[p, FLOW]
     ff[f, CUMUL] += mss
     delivered[tick, f] += mss
@@ -138,7 +141,7 @@ def _new_packets(tick: int, dt: float, f: int, ff: np.ndarray, fi: np.ndarray, s
 def _network(tick: int, dt: float, mss: float, ff: np.ndarray, fi: np.ndarray, smp: np.ndarray, pf: np.ndarray,
              pi: np.ndarray, free: np.ndarray, hf: np.ndarray, hi: np.ndarray, st: np.ndarray, sc: np.ndarray,
              kind: int, fixed: bool, ack: np.ndarray, box: np.ndarray, delivered: np.ndarray,
-             hrec: np.ndarray, admitted: np.ndarray) -> None:
+             hrec: np.ndarray, admitted: np.ndarray, rn: np.ndarray) -> None:
     """The tick's packets through the hops (one on a dumbbell), into the ACK paths;
     on a parking lot (``hrec`` has a column per hop) each hop's record."""
     N, K = ff.shape[0], hf.shape[0]
@@ -180,7 +183,7 @@ def _network(tick: int, dt: float, mss: float, ff: np.ndarray, fi: np.ndarray, s
                 fwd[nf] = p
                 nf += 1
             else:
-                _to_ack_path(p, tick, mss, ff, fi, pf, pi, delivered, kind, fixed, ack, box)
+                _to_ack_path(p, tick, mss, ff, fi, pf, pi, delivered, kind, fixed, ack, box, rn)
             p = nxt
         hi[j, OUT_HEAD] = hi[j, OUT_TAIL] = -1
         if lot:
@@ -202,7 +205,7 @@ def run(ff: np.ndarray, fi: np.ndarray, smp: np.ndarray, lring: np.ndarray, pf: 
         tick = rn[TICK]
         now = tick * dt
         if rn[PHASE] == 0:
-            if rn[RCOUNT] + (len(pi) - free[FREE_LEN]) > len(rtt_f):
+            if rn[DELIV] > len(rtt_f):  # every ACK on its way may be taken now
                 rn[NEED] = 0
                 return GROW
             nb = 0
@@ -229,7 +232,7 @@ def run(ff: np.ndarray, fi: np.ndarray, smp: np.ndarray, lring: np.ndarray, pf: 
             rn[NEED] = need
             return GROW
         _network(tick, dt, mss, ff, fi, smp, pf, pi, free, hf, hi, st, sc, kind, fixed, ack, box, delivered,
-                 hrec, admitted)
+                 hrec, admitted, rn)
         qsum = 0.0
         peak = 0.0
         queued = 0

@@ -56,8 +56,11 @@ class RunState:
         self.lost = np.zeros((ticks, N))
         self.lot = cfg.topology == "parking_lot"
         self.hrec = np.zeros((3, ticks, hops) if self.lot else (3, 1, 0))
-        self.rtt_f = np.zeros(1024, dtype=np.int32)
-        self.rtt_v = np.zeros((1024, 2))
+        # the RTT samples, at most one per packet delivered: room for as many as the
+        # hops can deliver in the run (zeros: memory is taken only as samples come)
+        bound = math.ceil(hops * (link.capacity(0.0, ticks * dt) / cfg.mss + 1)) + 1024
+        self.rtt_f = np.zeros(bound, dtype=np.int32)
+        self.rtt_v = np.zeros((bound, 2))
         self.rn = np.zeros(K.RUN_INTS, dtype=np.int64)
         self.bflows = np.zeros(N, dtype=np.int64)
         self.qlimit = cfg.max_queue_packets
@@ -80,7 +83,7 @@ class RunState:
             if status != K.GROW:
                 return status
             self.pool.reserve(int(self.rn[K.NEED]))
-            need = int(self.rn[K.RCOUNT]) + self.pool.capacity
+            need = int(self.rn[K.DELIV])
             if need > len(self.rtt_f):
                 cap = max(2 * len(self.rtt_f), need)
                 self.rtt_f = np.concatenate([self.rtt_f, np.zeros(cap - len(self.rtt_f), dtype=np.int32)])
@@ -96,7 +99,7 @@ class RunState:
         """Each flow's RTT samples (ACK time, RTT), in ACK order; the buffer is freed."""
         n = int(self.rn[K.RCOUNT])
         times, rtts, bounds = K.by_flow(self.rtt_f, self.rtt_v, n, len(self.ff))
-        self.rtt_f, self.rtt_v = self.rtt_f[:0], self.rtt_v[:0]
+        self.rtt_f, self.rtt_v = np.zeros(0, dtype=np.int32), np.zeros((0, 2))  # freed
         out = []
         for f in range(len(self.ff)):
             a, b = int(bounds[f]), int(bounds[f + 1])
