@@ -191,6 +191,58 @@ def _network(tick: int, dt: float, mss: float, ff: np.ndarray, fi: np.ndarray, s
 
 
 @njit
+def _intake(tick: int, dt: float, ff: np.ndarray, fi: np.ndarray, smp: np.ndarray, pf: np.ndarray, pi: np.ndarray,
+            free: np.ndarray, rtt_f: np.ndarray, rtt_v: np.ndarray, rn: np.ndarray, bflows: np.ndarray) -> int:
+    """Phase 0: every flow's ACKs; the flows whose CCA steps at this tick into
+    ``bflows``; returns how many."""
+    nb = 0
+    for f in range(ff.shape[0]):
+        _take_acks(f, tick * dt, ff, fi, smp, pf, pi, free, rtt_f, rtt_v, rn)
+        if tick >= fi[f, START] and (tick - fi[f, START]) % fi[f, STEPS] == 0:
+            bflows[nb] = f
+            nb += 1
+    return nb
+
+
+@njit
+def _decide(tick: int, dt: float, mss: float, ff: np.ndarray, fi: np.ndarray, smp: np.ndarray,
+            lring: np.ndarray) -> None:
+    """Phase 1: what each flow sends in this tick, and the snapshot its packets carry."""
+    for f in range(ff.shape[0]):
+        o = _allowance(f, tick, dt, mss, ff, fi, lring) if tick >= fi[f, START] else 0.0
+        ff[f, OFFERED] = o
+        fi[f, COUNT] = round(o / mss)
+        if fi[f, COUNT]:
+            inflight = ff[f, A] - ff[f, S_ACK] - detected(fi, lring, f, tick)
+            snapshot(smp[f], tick * dt, inflight <= 0)
+
+
+@njit
+def _account(tick: int, mss: float, ff: np.ndarray, fi: np.ndarray, lring: np.ndarray, admitted: np.ndarray,
+             hf: np.ndarray, hi: np.ndarray, rec: np.ndarray, sent: np.ndarray, lost: np.ndarray) -> int:
+    """After the network: A, L and L's history of every flow, and the tick's records;
+    returns the packets queued."""
+    queued = 0
+    rec[0, tick] = rec[1, tick] = 0.0
+    for j in range(hf.shape[0]):
+        rec[0, tick] += hf[j, QBYTES]
+        rec[1, tick] += hf[j, PEAK]
+        queued += hi[j, LEN]
+    for f in range(ff.shape[0]):
+        o = ff[f, OFFERED]
+        if o > 0:
+            ok = admitted[f] * mss
+            if not math.isnan(ff[f, RATE]):
+                ff[f, PACE] -= o
+            ff[f, A] += o
+            ff[f, L] += o - ok
+            sent[tick, f] = o
+            lost[tick, f] = o - ok
+        lring[fi[f, LOFF] + tick % fi[f, LLEN]] = ff[f, L]
+    return queued
+
+
+@njit
 def run(ff: np.ndarray, fi: np.ndarray, smp: np.ndarray, lring: np.ndarray, pf: np.ndarray, pi: np.ndarray,
         free: np.ndarray, hf: np.ndarray, hi: np.ndarray, st: np.ndarray, sc: np.ndarray, kind: int, fixed: bool,
         ack: np.ndarray, box: np.ndarray, rec: np.ndarray, delivered: np.ndarray, sent: np.ndarray,
@@ -203,29 +255,16 @@ def run(ff: np.ndarray, fi: np.ndarray, smp: np.ndarray, lring: np.ndarray, pf: 
     admitted = np.zeros(N, dtype=np.int64)
     while rn[TICK] < end:
         tick = rn[TICK]
-        now = tick * dt
         if rn[PHASE] == 0:
             if rn[DELIV] > len(rtt_f):  # every ACK on its way may be taken now
                 rn[NEED] = 0
                 return GROW
-            nb = 0
-            for f in range(N):
-                _take_acks(f, now, ff, fi, smp, pf, pi, free, rtt_f, rtt_v, rn)
-                if tick >= fi[f, START] and (tick - fi[f, START]) % fi[f, STEPS] == 0:
-                    bflows[nb] = f
-                    nb += 1
-            rn[NB] = nb
+            rn[NB] = _intake(tick, dt, ff, fi, smp, pf, pi, free, rtt_f, rtt_v, rn, bflows)
             rn[PHASE] = 1
-            if nb:
+            if rn[NB]:
                 return BOUNDARY
         if rn[PHASE] == 1:
-            for f in range(N):
-                o = _allowance(f, tick, dt, mss, ff, fi, lring) if tick >= fi[f, START] else 0.0
-                ff[f, OFFERED] = o
-                fi[f, COUNT] = round(o / mss)
-                if fi[f, COUNT]:
-                    inflight = ff[f, A] - ff[f, S_ACK] - detected(fi, lring, f, tick)
-                    snapshot(smp[f], now, inflight <= 0)
+            _decide(tick, dt, mss, ff, fi, smp, lring)
             rn[PHASE] = 2
         need = fi[:, COUNT].sum()
         if free[FREE_LEN] < need:
@@ -233,26 +272,7 @@ def run(ff: np.ndarray, fi: np.ndarray, smp: np.ndarray, lring: np.ndarray, pf: 
             return GROW
         _network(tick, dt, mss, ff, fi, smp, pf, pi, free, hf, hi, st, sc, kind, fixed, ack, box, delivered,
                  hrec, admitted, rn)
-        qsum = 0.0
-        peak = 0.0
-        queued = 0
-        for j in range(hf.shape[0]):
-            qsum += hf[j, QBYTES]
-            peak += hf[j, PEAK]
-            queued += hi[j, LEN]
-        rec[0, tick] = qsum
-        rec[1, tick] = peak
-        for f in range(N):
-            o = ff[f, OFFERED]
-            if o > 0:
-                ok = admitted[f] * mss
-                if not math.isnan(ff[f, RATE]):
-                    ff[f, PACE] -= o
-                ff[f, A] += o
-                ff[f, L] += o - ok
-                sent[tick, f] = o
-                lost[tick, f] = o - ok
-            lring[fi[f, LOFF] + tick % fi[f, LLEN]] = ff[f, L]
+        queued = _account(tick, mss, ff, fi, lring, admitted, hf, hi, rec, sent, lost)
         rn[PHASE] = 0
         rn[TICK] = tick + 1
         if queued > qlimit:
