@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from helpers import run_cli as run
 
+from ccmatic.sim import jit
 from ccmatic.sim.fine import QueueLimit, simulate
 from ccmatic.sim.links import Link
 from ccmatic.sim.records import Flow, SimConfig, SimResult
@@ -120,3 +121,12 @@ def test_signal_stops_a_long_simulation(sig: int) -> None:
     case = latency.CASES["simulate"]
     r = latency.run_and_signal(list(case.argv), sig, case.ready, case.settle_s)
     assert r.code == 3 and "interrupted" in r.err and "Traceback" not in r.err
+
+
+def test_the_cache_is_keyed_by_every_compiled_module() -> None:
+    """numba keys a cached function by its own file only, so the cache folder is named
+    by a hash of every module with compiled functions (sim/jit.py): each must be listed."""
+    sim = ROOT / "ccmatic" / "sim"
+    compiled = {p.stem for p in sim.glob("*.py") if "from ccmatic.sim.jit import njit" in p.read_text()}
+    assert compiled and compiled <= set(jit.COMPILED)
+    assert Path(jit.cache_dir()).name.startswith("numba-")
