@@ -52,6 +52,8 @@ CASES: dict[str, Case] = {
     "prove": Case(("prove", "cc_qdel-ccac", "--jobs", "2"), "checking "),
     "search": Case(("search", "cc_qdel-ccac", "--lemma", "B.4.7", "--constant", "util"), None, 3.0),
     "evaluate": Case(("evaluate", "reno", "--jobs", "2", "--out", "{tmp}/ev"), None, 3.0),
+    # the simulator's compiled loop (100 flows at 10 Gbit/s: mostly packets, little Python)
+    "simulate": Case(("simulate", "reno", "--flows", "100", "--C", "10000", "--R", "100", "--duration", "30"), None, 3.0),
     "synth": Case(("synth", str(ROOT / "queries" / "table4_1" / "G6.toml"), "--checkpoint", "{tmp}/ck.json",
                    "--json"), None),
 }

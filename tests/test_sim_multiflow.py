@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from helpers import run_cli as run
 
+from ccmatic.sim.ackpath import AckDelay
 from ccmatic.sim.fine import simulate
-from ccmatic.sim.links import AckDelay, AggKind, Link
+from ccmatic.sim.links import AggKind, Link
 from ccmatic.sim.metrics import metrics
 from ccmatic.sim.records import Flow, SimConfig, SimResult
 from ccmatic.spec.cca import load_cca

@@ -46,10 +46,12 @@ def test_identical_reno_flows_share_the_link_fairly() -> None:
     Jain .88)."""
     reno = load_cca(ROOT / "templates" / "reno.cca")
     C = 48 * MBPS
-    m = metrics(run([reno] * 4, 48, C * R, 60), 12)  # type: ignore[arg-type]
-    shares = [f.share for f in m.flows]
-    assert m.jain >= 0.97, shares
-    assert max(shares) / min(shares) < 1.35, shares
+    # one seed's ratio of largest to smallest share is 1.1-1.45 (8 seeds, before and
+    # after the compiled loop): the index shows in the mean over seeds, if anywhere
+    ms = [metrics(run([reno] * 4, 48, C * R, 60, seed), 12) for seed in range(3)]  # type: ignore[arg-type]
+    shares = [sum(m.flows[f].share for m in ms) / 3 for f in range(4)]
+    assert min(m.jain for m in ms) >= 0.97, shares
+    assert max(shares) / min(shares) < 1.2, shares
     assert sum(shares) > 0.9
 
 
@@ -85,17 +87,18 @@ def test_drop_tail_does_not_spare_the_slower_sender(tmp_path: Path) -> None:
     42%, because flows took turns one packet each)."""
     slow, fast = constant(tmp_path, 12), constant(tmp_path, 48)
     # each flow's step grid starts at a random tick (fine.py), which moves a run's loss
-    # rates by a few points: compare the means of four seeds
-    a = [run([slow, fast], 12, 8 * MSS, 10, seed) for seed in range(4)]
-    b = [run([fast, slow], 12, 8 * MSS, 10, seed) for seed in range(4)]
+    # rates by about 5 points (standard deviation over seeds): compare the means of 24
+    # seeds (standard deviation of the difference about 0.013)
+    a = [run([slow, fast], 12, 8 * MSS, 10, seed) for seed in range(24)]
+    b = [run([fast, slow], 12, 8 * MSS, 10, seed) for seed in range(24)]
     for res, (i_slow, i_fast) in [(r, (0, 1)) for r in a] + [(r, (1, 0)) for r in b]:
         assert 0.15 <= loss_rate(res, i_slow) <= 0.65
         assert 0.15 <= loss_rate(res, i_fast) <= 0.6
 
     def mean(runs: list[object], f: int) -> float:
         return sum(loss_rate(r, f) for r in runs) / len(runs)
-    assert mean(a, 0) == pytest.approx(mean(b, 1), abs=0.03)
-    assert mean(a, 1) == pytest.approx(mean(b, 0), abs=0.03)
+    assert mean(a, 0) == pytest.approx(mean(b, 1), abs=0.04)
+    assert mean(a, 1) == pytest.approx(mean(b, 0), abs=0.04)
 
 
 def test_bottleneck_serves_between_arrivals() -> None:

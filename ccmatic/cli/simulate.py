@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from ccmatic.cli.common import Subparsers, library, print_warnings
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import PLOT_SUFFIXES, output_file
+from ccmatic.core.limits import MAX_SIM_QUEUE
 from ccmatic.io import sim_topology as topo
 from ccmatic.io.sim_args import (
     agg_kind,
@@ -42,10 +43,10 @@ from ccmatic.io.sim_args import (
 from ccmatic.io.sim_plots import plot_run
 from ccmatic.io.sim_report import flow_line, flows_text, metric_lines, schedule_json
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
-from ccmatic.sim.fine import simulate
+from ccmatic.sim.fine import QueueLimit, simulate
 from ccmatic.sim.links import LINK_KINDS, Link
 from ccmatic.sim.metrics import metrics
-from ccmatic.sim.records import Flow, SimConfig, model_warnings
+from ccmatic.sim.records import Flow, SimConfig, SimResult, model_warnings
 from ccmatic.sim.topology import hop_metrics
 from ccmatic.spec.cca import CcaProgram
 
@@ -100,15 +101,16 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     warm = check_warmup(duration * 0.2 if args.warmup is None else
                         positive_number("--warmup", args.warmup, allow_zero=True), duration)
     mss = positive_number("--mss", args.mss)
+    max_queue = MAX_SIM_QUEUE if args.max_queue is None else check_max_queue(args.max_queue)
     cfg = SimConfig(Link(kind, C, D, buffer_bytes(buffer, bdp, mss), sched, agg), flows, duration, mss=mss,
-                    seed=args.seed, topology=kind_t, hops=hops)
+                    seed=args.seed, topology=kind_t, hops=hops, max_queue_packets=max_queue)
     states = plot_states(args, progs)
     if args.plot:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
     series = output_file("--series", args.series, SERIES_SUFFIXES) if args.series else None
     warnings = model_warnings(cfg)
     err.writelines(f"warning: {w}\n" for w in warnings)
-    res = simulate(cfg)
+    res, stopped = run_until_limit(cfg, warm)
     m = metrics(res, warm)
     hms = hop_metrics(res, warm)
     if args.plot:
@@ -116,10 +118,14 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if series is not None:
         write_series(res, series)
     summary = run_summary(cfg, names, warm, warnings, args.rate_schedule)
+    if stopped is not None:
+        summary["stopped_s"] = len(res.queue) * res.dt
     if args.json:
         inputs = {"cca": [str(Path(p.path).resolve()) for p in progs]}
         out.write(json.dumps({"config": summary, "metrics": {**m.json(), **topo.hops_json(hms)}, "inputs": inputs},
                              indent=2) + "\n")
+        if stopped is not None:
+            raise stopped
         return 0
     rates = f"C={args.C} Mbit/s" + ("" if sched is None else f" ({describe_schedule(sched, args.rate_schedule)})")
     Dtext = jitter_text(D, own_D, agg)
@@ -134,7 +140,29 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"  plot: {args.plot}\n")
     if series is not None:
         out.write(f"  series: {series}\n")
+    if stopped is not None:
+        out.write(f"  stopped at {len(res.queue) * res.dt:g} s: the metrics are over [{warm:g}, "
+                  f"{len(res.queue) * res.dt:g}) s\n")
+        raise stopped
     return 0
+
+
+def check_max_queue(n: int) -> int:
+    if n < 1:
+        raise SpecError(Loc("--max-queue"), f"--max-queue must be at least 1 packet, got {n}",
+                        f"the default is {MAX_SIM_QUEUE:,}")
+    return n
+
+
+def run_until_limit(cfg: SimConfig, warmup: float) -> tuple[SimResult, QueueLimit | None]:
+    """The run, or, when its queue passed the limit after the warm-up, the run up to
+    then and the limit (raised after the report); before the warm-up, the limit."""
+    try:
+        return simulate(cfg), None
+    except QueueLimit as e:
+        if len(e.result.queue) * e.result.dt <= warmup:
+            raise
+        return e.result, e
 
 
 def run_summary(cfg: Any, names: list[str], warmup: float, warnings: list[str],
@@ -184,6 +212,9 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
     s.add_argument("--mss", default="1500", help="bytes (default 1500)")
     s.add_argument("--warmup", default=None, help="seconds excluded from the metrics (default 20%% of the run)")
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--max-queue", type=int, default=None, metavar="PACKETS",
+                   help=f"stop the run (one error line, exit 2, the metrics so far) when the queues hold more "
+                   f"packets (default {MAX_SIM_QUEUE:,})")
     s.add_argument("--plot", metavar="FILE.png", help="plot rates, cwnd, queue, RTT and losses over time")
     s.add_argument("--plot-state", metavar="NAME[,NAME]", help="with --plot: a panel per CCA state variable "
                    "(e.g. btl_bw,rtprop for bbr1)")

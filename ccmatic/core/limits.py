@@ -71,6 +71,9 @@ MAX_SIM_TICKS = 10_000_000
 MAX_SIM_CELLS = 10_000_000
 SIM_BYTES_PER_CELL = 200
 MAX_SIM_FLOWS = 1_000
+#: simulator: packets its queues may hold together (``--max-queue``; each is a row of
+#: 64 bytes, :mod:`ccmatic.sim.packets`): past it a run stops with one line
+MAX_SIM_QUEUE = 4_000_000
 #: numbers given on the command line (constants, grids, rates): magnitude at most
 #: 10^15 and, when not 0, at least 10^-15; beyond that floats overflow and no
 #: model quantity is meaningful

@@ -6,7 +6,8 @@
   and checks every per-step value;
 * fine mode (:mod:`ccmatic.sim.fine`): over floats, a small-time-step simulation with
   ideal, CBR-delay and ACK-aggregation links, drop-tail buffers and several flows (its
-  inputs and records in :mod:`ccmatic.sim.records`); :mod:`ccmatic.sim.metrics`
+  inputs and records in :mod:`ccmatic.sim.records`; its packets and per-tick work run
+  compiled, :mod:`ccmatic.sim.kernel`); :mod:`ccmatic.sim.metrics`
   summarises a run, :mod:`ccmatic.sim.grid` runs one point of the B.6 grid and checks
   proved bounds.
 """

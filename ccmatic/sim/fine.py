@@ -25,20 +25,26 @@ samples (:mod:`ccmatic.sim.sampler`).  With several
 flows, each flow's step grid starts at a random tick of its first RTprop.  Its rate (bytes per step) is
 paced over the step; its cwnd limits A ≤ ACKed + detected lost + cwnd at every tick
 (CCAC's sending rule).  Nothing is re-implemented: the CCA file runs through the one
-step semantics (:mod:`ccmatic.semantics.cca`, over floats, compiled once per program
-into one Python function that computes the same floats, :mod:`ccmatic.semantics.pycode`), the beliefs through the
+step semantics (:mod:`ccmatic.semantics.cca`, over floats, compiled once per program into
+one Python function that computes the same floats, :mod:`ccmatic.semantics.pycode`), the beliefs through the
 models' rule (:mod:`ccmatic.semantics.beliefs`: periodic belief timeouts every
 ``belief_period`` steps, windows of at most twice that), the delay bounds through
 Eq. 4.1.1's (:mod:`ccmatic.semantics.qdel`).  Seeds make every run reproducible.
+
+The packets and every flow's per-tick work run compiled (:mod:`ccmatic.sim.kernel`,
+over the arrays of :mod:`ccmatic.sim.state`); the loop returns here at each tick
+where some flow's CCA steps, and :meth:`_Sender.on_boundary` runs that step.  A queue
+of more than :attr:`ccmatic.sim.records.SimConfig.max_queue_packets` packets stops
+the run (:class:`QueueLimit`).
 """
 
 from __future__ import annotations
 
 import math
 from array import array
-from collections import deque
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.model import BeliefTimeouts
@@ -53,15 +59,13 @@ from ccmatic.semantics import beliefs, qdel
 from ccmatic.semantics.cca import initial_values, run_step
 from ccmatic.semantics.domain import FLOAT
 from ccmatic.semantics.pycode import CompiledStep, compile_step
-from ccmatic.sim.links import AckDelay
-from ccmatic.sim.records import Flow, FlowRecord, RttSamples, SimConfig, SimResult
-from ccmatic.sim.sampler import FlowSampler, Snapshot
-from ccmatic.sim.topology import ParkingLot, network
+from ccmatic.sim import kernel as K
+from ccmatic.sim.records import Flow, FlowRecord, SimConfig, SimResult
+from ccmatic.sim.sampler import FlowSampler
+from ccmatic.sim.state import RunState
+from ccmatic.sim.topology import check
 from ccmatic.spec import ir
 from ccmatic.spec.cca import CcaProgram
-
-if TYPE_CHECKING:
-    import numpy as np
 
 CCA_T = 10  # the horizon a CCA file sees as T (Copa's delay buckets, 'qdel unknown')
 Value = float | bool
@@ -104,7 +108,10 @@ class _Beliefs:
         return self.state.c_lo[en], self.state.c_hi[en], self.cl[en]
 
     def q_hi(self, t: int) -> float:
-        """q_hi at step t (A known up to t, c_lo_lambda up to t - 1)."""
+        """q_hi at step t (A known up to t, c_lo_lambda up to t - 1); 0 when the CCA
+        reads no CBR belief (then nothing reads it)."""
+        if not self.cbr:
+            return 0.0
         if t > 0:
             beliefs.q_hi_step(FLOAT, self.names, self.series, self.cl, self.qh, t, 1, 0)
         return self.qh[t]
@@ -125,21 +132,16 @@ class _Sender:
         offset = int(rng.integers(self.steps_per)) if len(cfg.flows) > 1 else 0
         self.start_tick = round(flow.start / dt) + offset
         self.D_steps = round(flow.jitter(cfg.link) / flow.R)
-        self.mss = cfg.mss
         self.rng = rng
         self.code = self.prog.code(1, self.D_steps, CCA_T, dict(flow.holes) or None)
         if id(self.code) not in compiled:  # one compilation per program (the codes are cached)
             compiled[id(self.code)] = compile_step(self.code)
         self.step = compiled[id(self.code)]
-        self.A = 0.0
-        self.S_ack = 0.0
-        self.L = 0.0
-        self.L_hist: list[float] = []
+        self.run: RunState | None = None  # the arrays its per-tick state lives in (bind)
         self.sampler = FlowSampler(self.start_tick * dt)
         self.params = {"MSS": cfg.mss, "SECOND": 1.0 / flow.R}
         self.rate: float | None = cfg.init_rate_pkts * cfg.mss / flow.R if self.prog.sets_rate else None
         self.cwnd: float | None = cfg.init_cwnd_pkts * cfg.mss if self.prog.sets_cwnd else None
-        self.pace_credit = 0.0
         # step-grid series the CCA reads (index = step); values in CCA units
         self.series: dict[str, list[Value]] = {n: [] for n in (*OBSERVATIONS, *SIM_OBSERVATIONS, *OUTPUTS)}
         self.L_grid: list[float] = []
@@ -152,6 +154,25 @@ class _Sender:
         self.beliefs = _Beliefs(self.prog, cfg, self.D_steps, len(cfg.flows) > 1, grid)
         self.record = FlowRecord(state={st.name: array("d") for st in self.prog.states})
         self.warmup = self.code.warmup + 1
+        self._qdel: dict[int, tuple[float, float]] = {}
+
+    def bind(self, run: RunState) -> None:
+        """Keep the per-tick state in ``run``'s arrays (row :attr:`idx`)."""
+        self.run = run
+        self.sampler = FlowSampler(self.start_tick * run.dt, run.smp[self.idx])
+        self._outputs()
+
+    def _outputs(self) -> None:
+        """The rate and cwnd the compiled loop sends by (nan: not set)."""
+        assert self.run is not None
+        row = self.run.ff[self.idx]
+        row[K.RATE] = math.nan if self.rate is None else self.rate
+        row[K.CWND] = math.nan if self.cwnd is None else self.cwnd
+
+    def _sent(self, what: int) -> float:
+        """A (K.A), S (K.S_ACK) or L (K.L) now."""
+        assert self.run is not None
+        return float(self.run.ff[self.idx, what])
 
     def _param(self, name: str) -> float:
         return self.params[name]
@@ -162,13 +183,10 @@ class _Sender:
                             "a simulated CCA must compute its outputs (give choose() its options)")
         return opts[int(self.rng.integers(len(opts)))]
 
-    def active(self, tick: int) -> bool:
-        return tick >= self.start_tick
-
     def detected(self, tick: int) -> float:
         """Losses are detected one RTprop after they happen."""
-        back = tick - self.start_tick - self.steps_per
-        return self.L_hist[back] if back >= 0 else 0.0
+        assert self.run is not None
+        return self.run.detected(self.idx, tick)
 
     def _observe(self, k: int, Ld: float) -> None:
         """Append the observations of step k's boundary to the step-grid series."""
@@ -177,12 +195,12 @@ class _Sender:
         ser["timeout"].append(False)
         if k >= 1:
             # the models' A(k-1) and L(k-1): sent and lost by the end of step k - 1
-            ser["A"].append(self.A)
-            self.L_grid.append(self.L)
+            ser["A"].append(self._sent(K.A))
+            self.L_grid.append(self._sent(K.L))
         if k >= 2:
             # S(k-2): serviced by the end of step k - 2, whose ACKs have arrived by now
             # (one RTprop later); the beliefs and the delay sample of that step
-            ser["S"].append(self.S_ack)
+            ser["S"].append(self._sent(K.S_ACK))
             qlo, qhi = self._qdel_bounds()
             ser["qdel_lo"].append(qlo)
             ser["qdel_hi"].append(qhi)
@@ -230,6 +248,7 @@ class _Sender:
             ser["cwnd"].append(self.cwnd)
         else:
             ser["cwnd"].append(0.0)
+        self._outputs()
         for st in self.prog.states:
             ser[st.name].append(out[st.name])
         self._record(now, Ld, out)
@@ -239,9 +258,9 @@ class _Sender:
         rec.time.append(now)
         rec.rate.append(self.rate if self.rate is not None else math.nan)
         rec.cwnd.append(self.cwnd if self.cwnd is not None else math.nan)
-        rec.A.append(self.A)
-        rec.S.append(self.S_ack)
-        rec.L.append(self.L)
+        rec.A.append(self._sent(K.A))
+        rec.S.append(self._sent(K.S_ACK))
+        rec.L.append(self._sent(K.L))
         rec.Ld.append(Ld)
         for name, dst in (("c_lo", rec.c_lo), ("c_hi", rec.c_hi), ("c_lo_lambda", rec.c_lo_lambda)):
             dst.append(float(ser[name][-1]) / u if ser[name] else math.nan)
@@ -258,124 +277,61 @@ class _Sender:
             return 0.0, 1.0
         delay = max(0.0, rtt - self.flow.R)  # queueing + jitter of the latest ACKed packet
         dt = math.floor(delay / self.unit + 1e-9)
-        return qdel.bounds(FLOAT, [d == dt for d in range(CCA_T)], self.D_steps)
+        if dt not in self._qdel:  # the bounds of a bucket do not change: computed once
+            self._qdel[dt] = qdel.bounds(FLOAT, [d == dt for d in range(CCA_T)], self.D_steps)
+        return self._qdel[dt]
 
     def _unit_rate(self) -> float:
         return (self.rate or 0.0) * self.unit
 
-    def allowance(self, tick: int, dt: float) -> float:
-        """Bytes the sender may inject in this tick."""
-        allow = math.inf
-        if self.rate is not None:
-            self.pace_credit = min(self.pace_credit + self.rate * dt, self.rate * dt + self.mss)
-            allow = self.pace_credit
-        if self.cwnd is not None:
-            allow = min(allow, max(0.0, self.S_ack + self.detected(tick) + self.cwnd - self.A))
-        if math.isinf(allow):
-            return 0.0
-        return math.floor(allow / self.mss + 1e-9) * self.mss  # whole packets
+
+class QueueLimit(SpecError):
+    """A run stopped because its queues passed :attr:`SimConfig.max_queue_packets`;
+    :attr:`result` holds the run up to that tick."""
+
+    def __init__(self, message: str, hint: str, result: SimResult) -> None:
+        super().__init__(Loc("--max-queue"), message, hint)
+        self.result = result
 
 
 def simulate(cfg: SimConfig) -> SimResult:
     """Run the fine-mode simulation (see module doc)."""
     if not cfg.flows:
         raise ValueError("at least one flow")
+    check(cfg)
     rmin = min(f.R for f in cfg.flows)
     dt = rmin / cfg.ticks_per_rtt
     ticks = math.ceil(cfg.duration / dt)
-    N = len(cfg.flows)
-    import numpy as np  # large, and only the simulator needs it
-
     rng = np.random.default_rng(cfg.seed)
     compiled: dict[int, CompiledStep | None] = {}
     senders = [_Sender(i, fl, cfg, dt, rng, compiled) for i, fl in enumerate(cfg.flows)]
-    link = cfg.link
-    acks = AckDelay(link, [f.D for f in cfg.flows], rng)
-    # per flow, the ACKs on their way: (ACK time, cumulative delivered, sent at, snapshot)
-    pending: list[deque[tuple[float, float, float, Snapshot]]] = [deque() for _ in range(N)]
-    # per flow, the snapshots of the packets in the queue, in FIFO order: [count, snapshot]
-    queued: list[deque[list[Any]]] = [deque() for _ in range(N)]
-    delivered_cum = [0.0] * N
-    queue = np.zeros(ticks)
-    peak = np.zeros(ticks)
-    delivered = np.zeros((ticks, N))
-    sent = np.zeros((ticks, N))
-    lost = np.zeros((ticks, N))
-    rtts = [RttSamples() for _ in range(N)]
-    tick = 0  # the loop's tick, which on_delivered reads
-
-    def on_delivered(f: int, at: float, arrived: float) -> None:
-        delivered_cum[f] += cfg.mss
-        delivered[tick, f] += cfg.mss
-        run = queued[f][0]
-        run[0] -= 1
-        if not run[0]:
-            queued[f].popleft()
-        fl = senders[f].flow
-        pending[f].append((acks.ack_time(f, at, fl.R + fl.extra), delivered_cum[f], arrived, run[1]))
-
-    bottleneck = network(cfg, on_delivered, ticks)
-    for tick in range(ticks):
-        now = tick * dt
-        for f, snd in enumerate(senders):
-            _take_acks(snd, pending[f], rtts[f], now)
-        offered = [0.0] * N
-        for f, snd in enumerate(senders):
-            if not snd.active(tick):
-                continue
-            if (tick - snd.start_tick) % snd.steps_per == 0:
-                snd.on_boundary(tick, now)
-            offered[f] = snd.allowance(tick, dt)
-        counts = [round(o / cfg.mss) for o in offered]
-        runs = [_queue_run(snd, queued[f], counts[f], tick, now) for f, snd in enumerate(senders)]
-        admitted = bottleneck.tick(now, dt, counts, rng)
-        for f, snd in enumerate(senders):
-            o = offered[f]
-            if snd.active(tick) and o > 0:
-                _drop_from_run(queued[f], runs[f], counts[f] - admitted[f])
-                ok = admitted[f] * cfg.mss
-                if snd.rate is not None:
-                    snd.pace_credit -= o
-                snd.A += o
-                snd.L += o - ok
-                sent[tick, f] = o
-                lost[tick, f] = o - ok
-            snd.L_hist.append(snd.L)
-        queue[tick] = bottleneck.qbytes
-        peak[tick] = bottleneck.peak
-    hops = bottleneck.record if isinstance(bottleneck, ParkingLot) else None
-    return SimResult(cfg, dt, queue, delivered, sent, lost, rtts, [s.record for s in senders], peak, hops)
+    run = RunState(cfg, [s.start_tick for s in senders], [s.steps_per for s in senders], dt, ticks)
+    for snd in senders:
+        snd.bind(run)
+    while True:
+        status = run.advance(ticks)
+        if status == K.BOUNDARY:
+            for f in run.boundary_flows():
+                senders[f].on_boundary(run.tick, run.tick * dt)
+        elif status == K.LIMIT:
+            raise _limit(run, senders, cfg)
+        elif status == K.DONE:
+            return _result(run, senders, ticks)
 
 
-def _queue_run(snd: _Sender, queued: deque[list[Any]], n: int, tick: int, now: float) -> list[Any] | None:
-    """The snapshot the tick's ``n`` packets of a flow carry, queued behind the
-    flow's earlier packets (:mod:`ccmatic.sim.sampler`)."""
-    if not n:
-        return None
-    empty = snd.A - snd.S_ack - snd.detected(tick) <= 0
-    run: list[Any] = [n, snd.sampler.snapshot(now, empty)]
-    queued.append(run)
-    return run
+def _result(run: RunState, senders: list[_Sender], upto: int) -> SimResult:
+    """The run's records up to tick ``upto``."""
+    return SimResult(run.cfg, run.dt, run.rec[0, :upto], run.delivered[:upto], run.sent[:upto], run.lost[:upto],
+                     run.rtt_samples(), [s.record for s in senders], run.rec[1, :upto], run.hop_record(upto))
 
 
-def _drop_from_run(queued: deque[list[Any]], run: list[Any] | None, dropped: int) -> None:
-    """Dropped packets carry no snapshot into the queue (they are never ACKed)."""
-    if run is None or not dropped:
-        return
-    run[0] -= dropped
-    if not run[0]:
-        queued.pop()  # the newest run: nothing of it was delivered
-
-
-def _take_acks(snd: _Sender, pend: deque[tuple[float, float, float, Snapshot]], rtts: RttSamples,
-               now: float) -> None:
-    """The ACKs that have reached the sender by ``now``: S, the RTT and delivery-rate
-    samples (packets ACKed at the same instant are one ACK)."""
-    smp = snd.sampler
-    while pend and pend[0][0] <= now + 1e-12:
-        at, cum, sent_at, snap = pend.popleft()
-        snd.S_ack = cum
-        rtts.append(at, at - sent_at)
-        smp.packet_acked(cum, sent_at, snap)
-        if not pend or pend[0][0] != at:
-            smp.ack_done(at)
+def _limit(run: RunState, senders: list[_Sender], cfg: SimConfig) -> QueueLimit:
+    by_flow = run.queued_by_flow()
+    f = int(by_flow.argmax())
+    n = int(by_flow.sum())
+    t = run.tick * run.dt
+    return QueueLimit(f"at t = {t:.3g} s the queue holds {n:,} packets ({n * cfg.mss / 1e6:.3g} MB, "
+                      f"{n * cfg.mss / cfg.link.C:.3g} s at C), {int(by_flow[f]):,} of them flow {f}'s "
+                      f"({senders[f].prog.name}), over the simulator's limit of {cfg.max_queue_packets:,} packets",
+                      "give a finite --buffer, a shorter --duration, or a CCA that does not overload the link",
+                      _result(run, senders, run.tick))

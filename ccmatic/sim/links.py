@@ -1,5 +1,6 @@
-"""Fine-mode links: how long the ACK of a byte the bottleneck delivered at time τ
-takes to reach its sender (thesis §2.3, Appendix B.6).
+"""Fine-mode links: the bottleneck's rate (constant or a schedule), jitter bound and
+buffer, and how the ACK of a byte the bottleneck delivered at time τ reaches its
+sender (thesis §2.3, Appendix B.6; drawn by :mod:`ccmatic.sim.ackpath`).
 
 * ``ideal``: R (FIFO at rate C, no jitter);
 * ``cbr_delay``: R plus a uniform random delay in [0, D] drawn per delivery, kept
@@ -117,55 +118,3 @@ class Link:
     def capacity(self, t0: float, t1: float) -> float:
         """The bytes the link can serve in [t0, t1]."""
         return self.C * (t1 - t0) if self.schedule is None else self.schedule.served(t0, t1)
-
-
-class AckDelay:
-    """Draws the extra ACK delay (beyond R) of bytes delivered at a time τ.
-
-    ``Ds[f]`` is flow f's own jitter bound, or None for the link's D; the flows
-    without their own D share one aggregator (box 0), each other flow has its own
-    (box f + 1)."""
-
-    BATCH = 4096  # uniform draws taken from the generator at a time
-
-    def __init__(self, link: Link, Ds: list[float | None], rng: np.random.Generator) -> None:
-        self.link = link
-        self.rng = rng
-        n = len(Ds)
-        self.last_ack = [0.0] * n
-        self.D = [link.D if d is None else d for d in Ds]
-        self.box = [0 if d is None else f + 1 for f, d in enumerate(Ds)]
-        self.next_release = [0.0] * (n + 1)
-        self.releases = [0] * (n + 1)  # fixed aggregation: releases so far, per box
-        self._draws: list[float] = []
-
-    def _uniform(self, D: float) -> float:
-        """Uniform in [0, D)."""
-        if not self._draws:
-            self._draws = self.rng.random(self.BATCH).tolist()
-            self._draws.reverse()
-        return self._draws.pop() * D
-
-    def _release(self, f: int, delivered_at: float) -> float:
-        """The aggregator's first release at or after ``delivered_at``."""
-        b, D = self.box[f], self.D[f]
-        if self.link.agg == "fixed":
-            k = max(self.releases[b], math.ceil(delivered_at / D))
-            k += k * D < delivered_at  # the division's rounding
-            self.releases[b] = k
-            return k * D
-        while self.next_release[b] < delivered_at:
-            self.next_release[b] += self._uniform(D)
-        return self.next_release[b]
-
-    def ack_time(self, flow: int, delivered_at: float, R: float) -> float:
-        kind, D = self.link.kind, self.D[flow]
-        if kind == "ideal" or D <= 0:
-            t = delivered_at + R
-        elif kind == "cbr_delay":
-            t = delivered_at + R + self._uniform(D)
-        else:
-            t = self._release(flow, delivered_at) + R
-        t = max(t, self.last_ack[flow])  # cumulative ACKs: FIFO per flow
-        self.last_ack[flow] = t
-        return t

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Literal
 
+from ccmatic.core.limits import MAX_SIM_QUEUE
 from ccmatic.sim.links import Link
 from ccmatic.spec.cca import CcaProgram
 
@@ -54,6 +55,9 @@ class SimConfig:
     init_rate_pkts: float = 10.0  # per RTprop, before the CCA's first step
     topology: Topology = "dumbbell"
     hops: int = 1
+    # the packets the queues may hold together: past it the run stops
+    # (:class:`ccmatic.sim.fine.QueueLimit`)
+    max_queue_packets: int = MAX_SIM_QUEUE
 
 
 def _floats() -> array[float]:

@@ -21,12 +21,27 @@
 
 A CCA step sees the latest RTT, the smallest RTT and the largest delivery-rate
 sample among the ACKs since its previous step (:meth:`FlowSampler.take_step`).
+
+A flow's sampler is one row of floats (the columns below), so that the compiled
+loop (:mod:`ccmatic.sim.kernel`) keeps every flow's in one array; the functions are
+compiled (:mod:`ccmatic.sim.jit`), and :class:`FlowSampler` runs them on one row.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+import numpy as np
+
+from ccmatic.sim.jit import njit
+
+# a sampler's row
+DELIVERED, DELIVERED_AT, FIRST_SENT, RTT, SRTT = 0, 1, 2, 3, 4
+PRIOR, P_DEL, P_DAT, P_FS, PRIOR_SENT = 5, 6, 7, 8, 9  # the current ACK's newest packet (PRIOR: 1 if any)
+STEP_MIN, STEP_RATE = 10, 11  # since the previous CCA step
+SNAP_DEL, SNAP_DAT, SNAP_FS = 12, 13, 14  # the snapshot of the packets sent in this tick
+COLUMNS = 15
 
 
 @dataclass(frozen=True)
@@ -48,55 +63,91 @@ class StepView:
     delivery_rate: float  # largest valid rate sample since the previous step (0: none)
 
 
-class FlowSampler:
-    """One flow's RTT estimator and Linux-style delivery-rate sampler."""
+def init_row(row: np.ndarray, start: float) -> None:
+    """A sampler that has seen nothing, its clocks at ``start``."""
+    row[:] = 0.0
+    row[DELIVERED_AT] = row[FIRST_SENT] = start
+    row[RTT] = row[SRTT] = math.nan
+    row[STEP_MIN] = math.inf
 
-    def __init__(self, start: float) -> None:
-        self.delivered = 0.0
-        self.delivered_at = start
-        self.first_sent = start
-        self.rtt = math.nan
-        self.srtt = math.nan
-        # the current ACK's newest packet: its snapshot and its send time
-        self._prior: Snapshot | None = None
-        self._prior_sent = 0.0
-        # since the previous CCA step
-        self._step_min = math.inf
-        self._step_rate = 0.0
+
+@njit
+def snapshot(s: np.ndarray, now: float, nothing_in_flight: bool) -> None:
+    """The snapshot the packets sent now carry, into the row's SNAP columns."""
+    if nothing_in_flight:
+        s[FIRST_SENT] = now
+        s[DELIVERED_AT] = now
+    s[SNAP_DEL] = s[DELIVERED]
+    s[SNAP_DAT] = s[DELIVERED_AT]
+    s[SNAP_FS] = s[FIRST_SENT]
+
+
+@njit
+def packet_acked(s: np.ndarray, delivered: float, sent: float, snap_del: float, snap_dat: float,
+                 snap_fs: float) -> None:
+    """One packet, sent at ``sent`` with its snapshot, is acknowledged; ``delivered`` is
+    the flow's cumulative ACKed bytes with it.  Call :func:`ack_done` once per ACK."""
+    s[DELIVERED] = delivered
+    if s[PRIOR] == 0.0 or snap_del >= s[P_DEL]:
+        s[PRIOR] = 1.0
+        s[P_DEL] = snap_del
+        s[P_DAT] = snap_dat
+        s[P_FS] = snap_fs
+        s[PRIOR_SENT] = sent
+        s[FIRST_SENT] = sent
+
+
+@njit
+def ack_done(s: np.ndarray, now: float) -> None:
+    """The ACK arriving at ``now`` (covering the packets passed to
+    :func:`packet_acked` since the previous call) is processed."""
+    if s[PRIOR] == 0.0:
+        return
+    s[PRIOR] = 0.0
+    s[DELIVERED_AT] = now
+    r = now - s[PRIOR_SENT]
+    s[RTT] = r
+    s[SRTT] = r if math.isnan(s[SRTT]) else s[SRTT] + (r - s[SRTT]) / 8
+    s[STEP_MIN] = min(s[STEP_MIN], r)
+    interval = max(s[PRIOR_SENT] - s[P_FS], now - s[P_DAT])
+    if interval > 0:
+        s[STEP_RATE] = max(s[STEP_RATE], (s[DELIVERED] - s[P_DEL]) / interval)
+
+
+def take_step(s: np.ndarray) -> StepView:
+    """The measurements since the previous step; starts a new step."""
+    lo = s[STEP_MIN] if s[STEP_MIN] < math.inf else s[RTT]
+    view = StepView(float(s[RTT]), float(lo), float(s[SRTT]), float(s[STEP_RATE]))
+    s[STEP_MIN], s[STEP_RATE] = math.inf, 0.0
+    return view
+
+
+class FlowSampler:
+    """One flow's RTT estimator and Linux-style delivery-rate sampler, on its own row
+    or on a row of the simulator's state (``row``)."""
+
+    def __init__(self, start: float, row: np.ndarray | None = None) -> None:
+        self.row = np.empty(COLUMNS) if row is None else row
+        init_row(self.row, start)
+
+    @property
+    def rtt(self) -> float:
+        return float(self.row[RTT])
+
+    @property
+    def srtt(self) -> float:
+        return float(self.row[SRTT])
 
     def snapshot(self, now: float, nothing_in_flight: bool) -> Snapshot:
-        """The snapshot the packets sent now carry."""
-        if nothing_in_flight:
-            self.first_sent = self.delivered_at = now
-        return Snapshot(self.delivered, self.delivered_at, self.first_sent)
+        s = self.row
+        snapshot(s, now, nothing_in_flight)
+        return Snapshot(float(s[SNAP_DEL]), float(s[SNAP_DAT]), float(s[SNAP_FS]))
 
     def packet_acked(self, delivered: float, sent: float, snap: Snapshot) -> None:
-        """One packet, sent at ``sent``, is acknowledged; ``delivered`` is the flow's
-        cumulative ACKed bytes with it.  Call :meth:`ack_done` once per ACK."""
-        self.delivered = delivered
-        if self._prior is None or snap.delivered >= self._prior.delivered:
-            self._prior, self._prior_sent = snap, sent
-            self.first_sent = sent
+        packet_acked(self.row, delivered, sent, snap.delivered, snap.delivered_at, snap.first_sent)
 
     def ack_done(self, now: float) -> None:
-        """The ACK arriving at ``now`` (covering the packets passed to
-        :meth:`packet_acked` since the previous call) is processed."""
-        p = self._prior
-        if p is None:
-            return
-        self._prior = None
-        self.delivered_at = now
-        r = now - self._prior_sent
-        self.rtt = r
-        self.srtt = r if math.isnan(self.srtt) else self.srtt + (r - self.srtt) / 8
-        self._step_min = min(self._step_min, r)
-        interval = max(self._prior_sent - p.first_sent, now - p.delivered_at)
-        if interval > 0:
-            self._step_rate = max(self._step_rate, (self.delivered - p.delivered) / interval)
+        ack_done(self.row, now)
 
     def take_step(self) -> StepView:
-        """The measurements since the previous step; starts a new step."""
-        lo = self._step_min if self._step_min < math.inf else self.rtt
-        view = StepView(self.rtt, lo, self.srtt, self._step_rate)
-        self._step_min, self._step_rate = math.inf, 0.0
-        return view
+        return take_step(self.row)
