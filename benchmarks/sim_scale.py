@@ -2,7 +2,9 @@
 congestion control throughput models & fairness properties at scale").
 
     python benchmarks/sim_scale.py cost [--duration S]
-    python benchmarks/sim_scale.py run CCA[,CCA2] [--flows N] [--C MBPS] [--R MS] [--duration S]
+    python benchmarks/sim_scale.py run CCA[,CCA2] [--flows N] [--C MBPS] [--R MS] [--buffer BDP]
+                                       [--duration S] [--windows K] [--mathis]
+    python benchmarks/sim_scale.py mathis RUN.json RUN.csv [--cca reno]
 
 ``cost`` measures how the fine mode's wall time grows with the number of flows and with
 the link rate (Reno, 1-BDP buffer, 100 ms): wall seconds per simulated second, and
@@ -14,15 +16,24 @@ Jain's index, each CCA's share, and, for Reno, the Mathis model's error per flow
 p taken as the packet loss rate and as the window-halving rate.  ``CCA1,CCA2`` runs
 one CCA1 flow against N − 1 CCA2 flows (the paper's single BBR flow against
 thousands of Reno or CUBIC flows).  Progress goes to stderr; wall and peak memory
-are printed at the end.
+are printed at the end.  ``--mathis`` adds the Mathis model's error every way the
+paper's figure could have been computed (``mathis_table``); with bbr1 flows, ``run``
+also says when they left Startup and with what estimate.
+
+``mathis`` computes the same table from the ``--json`` and ``--series`` outputs of
+``ccmatic simulate`` or ``ccmatic testbed`` (the kernel's Reno flows: its cwnd is
+sampled once per RTprop, and a reduction spread over several samples counts once).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import json
 import resource
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -43,9 +54,10 @@ def cca(name: str) -> CcaProgram:
     return load_cca(ROOT / "templates" / f"{name}.cca")
 
 
-def config(progs: list[CcaProgram], C: float, R: float, duration: float, seed: int = 0) -> SimConfig:
+def config(progs: list[CcaProgram], C: float, R: float, duration: float, seed: int = 0,
+           buffer: float = 1.0) -> SimConfig:
     c, r = C * MBPS, R / 1000
-    return SimConfig(Link("ideal", c, 0.0, c * r), tuple(Flow(p, r) for p in progs), duration, seed=seed)
+    return SimConfig(Link("ideal", c, 0.0, buffer * c * r), tuple(Flow(p, r) for p in progs), duration, seed=seed)
 
 
 def cost(duration: float) -> None:
@@ -63,27 +75,113 @@ def cost(duration: float) -> None:
 
 
 def halvings(cwnd: list[float], time_s: list[float], after: float) -> int:
-    """Window reductions by at least a quarter, at steps after ``after``."""
-    w, t = np.array(cwnd), np.array(time_s)
-    cut = (w[1:] < 0.75 * w[:-1]) & (t[1:] >= after)
-    return int(cut.sum())
+    """Window reductions by at least a quarter, ending at steps after ``after``.  A
+    reduction is a run of steps over which cwnd never rises (the kernel's recovery
+    lowers it over a round trip, PRR, where a CCA file halves it in one step); it
+    counts once, when cwnd first falls below 3/4 of where the run began."""
+    w, t = np.array(cwnd, dtype=float), np.array(time_s, dtype=float)
+    n, start, counted = 0, 0, False
+    for i in range(1, len(w)):
+        if not w[i] <= w[i - 1]:  # a rise (or a missing value) ends the run
+            start, counted = i, False
+        elif not counted and w[i] < 0.75 * w[start]:
+            counted = True
+            n += int(t[i] >= after)
+    return n
+
+
+@dataclass(frozen=True)
+class RenoFlow:
+    """What the Mathis model needs of one flow, over the measured window."""
+
+    throughput: float   # bytes/s
+    rtt_mean: float     # s
+    rtprop: float       # s
+    sent: float         # packets (retransmissions included)
+    lost: float         # packets
+    halvings: int
+    episodes: int       # loss episodes (sim/metrics: losses at least an RTprop apart)
+
+
+def mathis_table(flows: list[RenoFlow], mss: float) -> list[tuple[str, str, float, float, float]]:
+    """The Mathis model's error over the flows, each way the paper's figure could have
+    been computed: p the packet loss rate, the window-halving rate or the loss-episode
+    rate (each per packet sent); RTT the mean measured one or the RTprop.  Per variant:
+    the median of |measured / predicted - 1|, its signed median, and the median of
+    |predicted - measured| / measured.  Flows without a loss or a halving are left out
+    of the variants that would divide by zero."""
+    rows = []
+    for pname in ("loss rate", "halving rate", "episode rate"):
+        for rname in ("mean RTT", "RTprop"):
+            e = []
+            for f in flows:
+                p = {"loss rate": f.lost, "halving rate": f.halvings, "episode rate": f.episodes}[pname] / f.sent
+                if p <= 0:
+                    continue
+                rtt = f.rtt_mean if rname == "mean RTT" else f.rtprop
+                e.append(f.throughput / theory.mathis_throughput(mss, rtt, p) - 1)
+            x = np.array(e)
+            rows.append((pname, rname, _median_abs(e), float(np.median(x)) if e else float("nan"),
+                         float(np.median(np.abs(1 / (x + 1) - 1))) if e else float("nan")))
+    return rows
+
+
+def reno_flows(res: SimResult, after: float) -> list[RenoFlow]:
+    """The Reno flows of a simulation, measured after ``after``."""
+    m = metrics(res, after)
+    i0 = int(after / res.dt)
+    out = []
+    for f, (fl, fm) in enumerate(zip(res.flows, m.flows, strict=True)):
+        if res.config.flows[f].cca.name != "reno":
+            continue
+        out.append(RenoFlow(fm.throughput, fm.rtt_mean, res.config.flows[f].R,
+                            float(res.sent[i0:, f].sum()) / MSS, float(res.lost[i0:, f].sum()) / MSS,
+                            halvings(fl.cwnd, fl.time, after), fm.loss_events))
+    return out
 
 
 def mathis_errors(res: SimResult, after: float) -> tuple[float, float]:
     """Median |measured / Mathis − 1| over Reno flows, with p the packet loss rate and
-    with p the window-halving rate (halvings per packet sent)."""
-    m = metrics(res, after)
-    by_loss, by_halving = [], []
-    i0 = int(after / res.dt)
-    for f, (fl, fm) in enumerate(zip(res.flows, m.flows, strict=True)):
-        if res.config.flows[f].cca.name != "reno" or fm.loss_rate <= 0:
+    with p the window-halving rate (halvings per packet sent), RTT the mean measured."""
+    table = {(p, r): e for p, r, e, _s, _m in mathis_table(reno_flows(res, after), MSS)}
+    return table[("loss rate", "mean RTT")], table[("halving rate", "mean RTT")]
+
+
+def series_reno_flows(run_json: Path, series_csv: Path, cca: str) -> tuple[list[RenoFlow], float]:
+    """The flows named ``cca`` of a ``ccmatic simulate`` or ``ccmatic testbed`` run, from
+    its ``--json`` and ``--series`` outputs (the same computation for both), and the MSS."""
+    doc = json.loads(run_json.read_text())
+    cfg, fms = doc["config"], doc["metrics"]["flows"]
+    mss, after = float(cfg["mss"]), float(cfg["warmup_s"])
+    rows: dict[int, list[dict[str, str]]] = {}
+    with series_csv.open() as fh:
+        for row in csv.DictReader(fh):
+            rows.setdefault(int(row["flow"]), []).append(row)
+    out = []
+    for f, (fc, fm) in enumerate(zip(cfg["flows"], fms, strict=True)):
+        if fc["cca"] != cca or f not in rows:
             continue
-        sent = float(res.sent[i0:, f].sum()) / MSS
-        h = halvings(fl.cwnd, fl.time, after)
-        by_loss.append(fm.throughput / theory.mathis_throughput(MSS, fm.rtt_mean, fm.loss_rate) - 1)
-        if h:
-            by_halving.append(fm.throughput / theory.mathis_throughput(MSS, fm.rtt_mean, h / sent) - 1)
-    return _median_abs(by_loss), _median_abs(by_halving)
+        rs = rows[f]
+        t = [float(r["time_s"]) for r in rs]
+        first = next(r for r in rs if float(r["time_s"]) >= after)
+
+        def gained(col: str, rs: list[dict[str, str]] = rs, first: dict[str, str] = first) -> float:
+            return (float(rs[-1][col]) - float(first[col])) / mss
+
+        cwnd = [float(r["cwnd_B"]) if r["cwnd_B"] else float("nan") for r in rs]
+        out.append(RenoFlow(fm["throughput"], fm["rtt_mean"], fc["R_s"], gained("sent_B"), gained("lost_B"),
+                            halvings(cwnd, t, after), fm["loss_events"]))
+    return out, mss
+
+
+def print_mathis(flows: list[RenoFlow], mss: float) -> None:
+    lost_per_halving = [f.lost / f.halvings for f in flows if f.halvings]
+    print(f"  {len(flows)} flows; median per flow: {np.median([f.halvings for f in flows]):.0f} halvings, "
+          f"{np.median(lost_per_halving):.2f} packets lost per halving, mean RTT "
+          f"{np.median([f.rtt_mean / f.rtprop for f in flows]):.2f} RTprop")
+    print(f"  {'p':>13} {'RTT':>9} {'|meas/pred-1|':>14} {'signed':>8} {'|pred-meas|/meas':>17}")
+    for pname, rname, e, s, m in mathis_table(flows, mss):
+        print(f"  {pname:>13} {rname:>9} {e:>14.1%} {s:>+8.1%} {m:>17.1%}")
 
 
 def _median_abs(xs: list[float]) -> float:
@@ -100,11 +198,36 @@ def print_windows(res: SimResult, k: int) -> None:
         print(f"  [{t0:g}, {t0 + per * res.dt:g}) s: Jain's index {jain:.3f}, largest share {thr.max() / thr.sum():.3f}")
 
 
+def print_startup(res: SimResult) -> None:
+    """For bbr1 flows: when each left Startup and its bandwidth estimate (share of C)
+    then, against its share of the run's throughput."""
+    c, idx, exit_t, exit_bw = res.config.link.C, [], [], []
+    for f, fl in enumerate(res.flows):
+        if res.config.flows[f].cca.name != "bbr1":
+            continue
+        mode, t = np.array(fl.state["mode"]), np.array(fl.time)
+        k = int(np.argmax(mode != 0)) if (mode != 0).any() else len(mode) - 1
+        idx.append(f)
+        exit_t.append(float(t[k]))
+        exit_bw.append(fl.state["btl_bw"][k] / res.config.flows[f].R / c)
+    if not idx:
+        return
+    total = res.delivered.sum(axis=0)
+    thr = total[idx]
+    last = int(np.argmax(exit_t))
+    print(f"  bbr1 Startup exit: median {np.median(exit_t):.1f} s, last {exit_t[last]:.1f} s (flow {idx[last]}); "
+          f"estimate at exit (share of C): median {np.median(exit_bw):.3f}, max {max(exit_bw):.3f}, "
+          f"sum {sum(exit_bw):.2f}")
+    top = int(np.argmax(thr))
+    print(f"  the bbr1 flow with the largest throughput (flow {idx[top]}, {thr[top] / total.sum():.3f} of all) left "
+          f"Startup at {exit_t[top]:.1f} s with estimate {exit_bw[top]:.3f}")
+
+
 def run(args: argparse.Namespace) -> None:
     names = args.cca.split(",")
     progs = [cca(names[0])] + [cca(names[-1])] * (args.flows - 1)
-    cfg = config(progs, args.C, args.R, args.duration, args.seed)
-    print(f"{args.flows} flows ({', '.join(names)}), {args.C:g} Mbit/s, {args.R:g} ms, 1-BDP buffer, "
+    cfg = config(progs, args.C, args.R, args.duration, args.seed, args.buffer)
+    print(f"{args.flows} flows ({', '.join(names)}), {args.C:g} Mbit/s, {args.R:g} ms, {args.buffer:g}-BDP buffer, "
           f"{args.duration:g} s", flush=True)
     t0 = time.perf_counter()
     res = simulate(cfg)
@@ -122,6 +245,10 @@ def run(args: argparse.Namespace) -> None:
         e_loss, e_halve = mathis_errors(res, after)
         print(f"  Mathis model, median |error| over Reno flows: p = loss rate {e_loss:.1%}, "
               f"p = halving rate {e_halve:.1%}")
+        if args.mathis:
+            print_mathis(reno_flows(res, after), MSS)
+    if "bbr1" in names:
+        print_startup(res)
     if args.windows:
         print_windows(res, args.windows)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -142,9 +269,19 @@ def main() -> int:
     r.add_argument("--warmup", type=float, default=20.0)
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--windows", type=int, default=0, help="also Jain's index over K equal windows of the run")
+    r.add_argument("--buffer", type=float, default=1.0, help="BDPs")
+    r.add_argument("--mathis", action="store_true", help="the Mathis model's error every way (mathis_table)")
+    m = sub.add_parser("mathis", help="the Mathis table of a simulate or testbed run's --json and --series")
+    m.add_argument("json", type=Path)
+    m.add_argument("series", type=Path)
+    m.add_argument("--cca", default="reno", help="the flows' CCA as the run's JSON names it")
     args = ap.parse_args()
     if args.what == "cost":
         cost(args.duration)
+    elif args.what == "mathis":
+        flows, mss = series_reno_flows(args.json, args.series, args.cca)
+        print(f"{args.json}: Mathis et al.'s model over the {args.cca} flows (MSS {mss:g} B)")
+        print_mathis(flows, mss)
     else:
         if args.flows < 1 or args.duration <= args.warmup:
             ap.error("need at least one flow and --duration above --warmup")

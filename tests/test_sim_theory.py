@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ccmatic.sim import theory
+from tests.helpers import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -50,6 +51,44 @@ def test_scale_benchmark_counts_halvings_and_mathis_errors() -> None:
     res = sim_scale.simulate(sim_scale.config([reno] * 4, 24, 40, 30))
     by_loss, by_halving = sim_scale.mathis_errors(res, 10)
     assert 0 <= by_halving < 0.3 and 0 <= by_loss < 1
+
+
+def test_scale_benchmark_counts_a_gradual_reduction_once() -> None:
+    """The kernel's recovery (PRR) lowers cwnd over a round trip, several samples of
+    the testbed's series: one reduction, however many samples it spans."""
+    t = list(range(8))
+    assert sim_scale.halvings([20, 20, 14, 10, 11, 12, 6, 7], t, 0) == 2
+    assert sim_scale.halvings([20, 16, 13, 13, 14], t[:5], 0) == 1  # no single step cuts a quarter
+    assert sim_scale.halvings([20, 19, 19, 20], t[:4], 0) == 0
+
+
+def test_mathis_table_reads_p_each_way() -> None:
+    """A flow at exactly Mathis' throughput for p = halvings per packet sent, losing two
+    packets per halving: the halving rate gives no error, the loss rate sqrt(2) - 1."""
+    rtt, sent = 0.1, 1e6
+    thr = theory.mathis_throughput(1500, rtt, 100 / sent)
+    f = sim_scale.RenoFlow(thr, rtt, rtt / 2, sent, 200, 100, 100)
+    table = {(p, r): (e, s, m) for p, r, e, s, m in sim_scale.mathis_table([f], 1500)}
+    assert table[("halving rate", "mean RTT")][0] == pytest.approx(0, abs=1e-12)
+    e, s, m = table[("loss rate", "mean RTT")]
+    assert e == pytest.approx(math.sqrt(2) - 1) and s == pytest.approx(e) and m == pytest.approx(1 - 1 / math.sqrt(2))
+    assert table[("halving rate", "RTprop")][1] == pytest.approx(-0.5)  # half the RTT doubles the prediction
+
+
+def test_scale_benchmark_reads_a_runs_outputs(tmp_path: Path) -> None:
+    """``mathis`` reads a run's --json and --series as ``run`` reads the simulation."""
+    js, csv = tmp_path / "r.json", tmp_path / "r.csv"
+    code, out, _err = run_cli("simulate", "reno", "--flows", "2", "--C", "10", "--R", "20", "--duration", "10",
+                              "--json", "--series", csv)
+    assert code == 0
+    js.write_text(out)
+    flows, mss = sim_scale.series_reno_flows(js, csv, "reno")
+    direct = sim_scale.reno_flows(sim_scale.simulate(sim_scale.config([sim_scale.cca("reno")] * 2, 10, 20, 10)), 2)
+    assert mss == 1500 and len(flows) == 2
+    for a, b in zip(flows, direct, strict=True):
+        assert a.halvings == b.halvings > 0
+        # the series starts at the first step boundary after the warm-up, within an RTprop of it
+        assert a.lost == pytest.approx(b.lost, rel=0.05) and a.sent == pytest.approx(b.sent, rel=0.01)
 
 
 def test_models_benchmark_runs() -> None:
