@@ -1,6 +1,7 @@
 """Losses reach a simulated sender one RTprop after they happen (docs/simulation.md,
 "The CCA's step"), whenever the flow started (issue 28: a flow that starts late, or
-whose step grid starts at a random tick, learned of its losses late by that much)."""
+whose step grid starts at a random tick, learned of its losses late by that much,
+until the loss history was read from the tick one RTprop back)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,7 @@ from ccmatic.sim.records import Flow, SimConfig
 from ccmatic.spec.cca import load_cca
 
 ROOT = Path(__file__).resolve().parent.parent
-LATE = pytest.mark.xfail(strict=True, reason="fine.py's detected() indexes the per-tick loss history "
-                         "(L_hist, one entry per tick from tick 0) from the flow's start tick; "
-                         "docs/simulation.md, 'What the paper's figures are made of'")
-
-
-@pytest.mark.parametrize("starts", [(0.0,), pytest.param((1.0,), marks=LATE),
-                                    pytest.param((0.0, 0.0), marks=LATE)])
+@pytest.mark.parametrize("starts", [(0.0,), (1.0,), (0.0, 0.0), (0.0, 0.5, 1.3)])
 def test_losses_are_detected_one_rtprop_after_they_happen(starts: tuple[float, ...]) -> None:
     reno = load_cca(ROOT / "templates" / "reno.cca")
     c, r = 10e6 / 8, 0.02

@@ -49,9 +49,9 @@ DONE, BOUNDARY, GROW, LIMIT, BUDGET = range(5)
 
 @njit
 def detected(fi: np.ndarray, lring: np.ndarray, f: int, tick: int) -> float:
-    """Flow f's losses detected at ``tick``: L at the end of tick tick − start − steps
-    (0 before)."""
-    back = tick - fi[f, START] - fi[f, STEPS]
+    """Flow f's losses detected at ``tick``: L at the end of tick tick − steps, one
+    RTprop back (0 before)."""
+    back = tick - fi[f, STEPS]
     if back < 0:
         return 0.0
     return float(lring[fi[f, LOFF] + back % fi[f, LLEN]])

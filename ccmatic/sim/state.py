@@ -33,7 +33,7 @@ class RunState:
         fi[:, K.START], fi[:, K.STEPS] = starts, steps
         fi[:, K.PEND_HEAD] = fi[:, K.PEND_TAIL] = -1
         # L's history: tick − start − steps is read at a tick, so start + steps ticks of it
-        fi[:, K.LLEN] = np.maximum(1, fi[:, K.START] + fi[:, K.STEPS])
+        fi[:, K.LLEN] = fi[:, K.STEPS] + 1  # L of the ticks since one RTprop back
         fi[1:, K.LOFF] = np.cumsum(fi[:-1, K.LLEN])
         self.lring = np.zeros(int(fi[:, K.LLEN].sum()))
         self.smp = np.empty((N, COLUMNS))
