@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ccmatic.sim.fine import simulate
+from ccmatic.sim.fine import CHUNK, simulate, simulate_metrics
 from ccmatic.sim.links import Link
 from ccmatic.sim.metrics import Metrics, metrics, tallied
 from ccmatic.sim.records import Flow, SimConfig, SimResult
@@ -55,3 +55,17 @@ def test_chunks_give_the_whole_records_metrics(lossy: SimResult, warmup: float) 
             assert (a.throughput, a.loss_rate, a.loss_events, a.rtt_max) == (b.throughput, b.loss_rate, b.loss_events,
                                                                                 b.rtt_max)
             assert math.isclose(a.rtt_mean, b.rtt_mean, rel_tol=1e-12)  # sums of RTTs in another order
+
+
+def test_a_streamed_run_has_the_recorded_runs_metrics(lossy: SimResult) -> None:
+    """simulate_metrics keeps 256 ticks of records at a time and no per-step records;
+    its metrics are the recorded run's (the same random stream), RTT means to the
+    last bit."""
+    whole = metrics(lossy, 1.3)
+    got = simulate_metrics(lossy.config, 1.3)
+    assert len(lossy.queue) > 3 * CHUNK  # several chunks
+    assert (got.utilization, got.loss_rate, got.loss_per_R_max, got.jain, got.queue_mean_bytes) == (
+        whole.utilization, whole.loss_rate, whole.loss_per_R_max, whole.jain, whole.queue_mean_bytes)
+    for a, b in zip(got.flows, whole.flows, strict=True):
+        assert (a.throughput, a.loss_events, a.rtt_max) == (b.throughput, b.loss_events, b.rtt_max)
+        assert math.isclose(a.rtt_mean, b.rtt_mean, rel_tol=1e-12)

@@ -43,9 +43,9 @@ from ccmatic.io.sim_args import (
 from ccmatic.io.sim_plots import plot_run
 from ccmatic.io.sim_report import flow_line, flows_text, metric_lines, schedule_json
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
-from ccmatic.sim.fine import QueueLimit, simulate
+from ccmatic.sim.fine import QueueLimit, simulate, simulate_metrics
 from ccmatic.sim.links import LINK_KINDS, Link
-from ccmatic.sim.metrics import metrics
+from ccmatic.sim.metrics import Metrics, metrics
 from ccmatic.sim.records import Flow, SimConfig, SimResult, model_warnings
 from ccmatic.sim.topology import hop_metrics
 from ccmatic.spec.cca import CcaProgram
@@ -97,7 +97,10 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     extra = topo.extra_delays(args.extra_delay, nflows)
     flows = tuple(Flow(progs[i % len(progs)], Rs[i % len(Rs)], i * stagger, D=own_D[i], extra=extra[i])
                   for i in range(nflows))
-    check_size(duration, min(Rs), nflows + (3 * hops if kind_t == "parking_lot" else 0))
+    # without --plot or --series a dumbbell run keeps only its metrics (streamed): no
+    # per-tick, per-flow records to size
+    streamed = not (args.plot or args.series) and kind_t == "dumbbell"
+    check_size(duration, min(Rs), 1 if streamed else nflows + (3 * hops if kind_t == "parking_lot" else 0))
     warm = check_warmup(duration * 0.2 if args.warmup is None else
                         positive_number("--warmup", args.warmup, allow_zero=True), duration)
     mss = positive_number("--mss", args.mss)
@@ -110,16 +113,19 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     series = output_file("--series", args.series, SERIES_SUFFIXES) if args.series else None
     warnings = model_warnings(cfg)
     err.writelines(f"warning: {w}\n" for w in warnings)
-    res, stopped = run_until_limit(cfg, warm)
-    m = metrics(res, warm)
-    hms = hop_metrics(res, warm)
-    if args.plot:
-        plot_run(res, args.plot, states)
-    if series is not None:
-        write_series(res, series)
+    if streamed:
+        m, ran_s, stopped = run_streamed(cfg, warm)
+        hms = []
+    else:
+        res, stopped = run_recorded(cfg, warm)
+        m, hms, ran_s = metrics(res, warm), hop_metrics(res, warm), len(res.queue) * res.dt
+        if args.plot:
+            plot_run(res, args.plot, states)
+        if series is not None:
+            write_series(res, series)
     summary = run_summary(cfg, names, warm, warnings, args.rate_schedule)
     if stopped is not None:
-        summary["stopped_s"] = len(res.queue) * res.dt
+        summary["stopped_s"] = ran_s
     if args.json:
         inputs = {"cca": [str(Path(p.path).resolve()) for p in progs]}
         out.write(json.dumps({"config": summary, "metrics": {**m.json(), **topo.hops_json(hms)}, "inputs": inputs},
@@ -141,8 +147,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if series is not None:
         out.write(f"  series: {series}\n")
     if stopped is not None:
-        out.write(f"  stopped at {len(res.queue) * res.dt:g} s: the metrics are over [{warm:g}, "
-                  f"{len(res.queue) * res.dt:g}) s\n")
+        out.write(f"  stopped at {ran_s:g} s: the metrics are over [{warm:g}, {ran_s:g}) s\n")
         raise stopped
     return 0
 
@@ -154,15 +159,26 @@ def check_max_queue(n: int) -> int:
     return n
 
 
-def run_until_limit(cfg: SimConfig, warmup: float) -> tuple[SimResult, QueueLimit | None]:
-    """The run, or, when its queue passed the limit after the warm-up, the run up to
-    then and the limit (raised after the report); before the warm-up, the limit."""
+def run_recorded(cfg: SimConfig, warmup: float) -> tuple[SimResult, QueueLimit | None]:
+    """The run with its records, or, when its queue passed the limit after the warm-up,
+    the run up to then and the limit (raised after the report); before the warm-up,
+    the limit."""
     try:
         return simulate(cfg), None
     except QueueLimit as e:
-        if len(e.result.queue) * e.result.dt <= warmup:
+        if e.result is None or e.at_s <= warmup:
             raise
         return e.result, e
+
+
+def run_streamed(cfg: SimConfig, warmup: float) -> tuple[Metrics, float, QueueLimit | None]:
+    """The run's metrics streamed (its length; the limit as for :func:`run_recorded`)."""
+    try:
+        return simulate_metrics(cfg, warmup), cfg.duration, None
+    except QueueLimit as e:
+        if e.metrics is None:
+            raise
+        return e.metrics, e.at_s, e
 
 
 def run_summary(cfg: Any, names: list[str], warmup: float, warnings: list[str],

@@ -60,9 +60,11 @@ from ccmatic.semantics.cca import initial_values, run_step
 from ccmatic.semantics.domain import FLOAT
 from ccmatic.semantics.pycode import CompiledStep, compile_step
 from ccmatic.sim import kernel as K
+from ccmatic.sim.metrics import Metrics, tallied
 from ccmatic.sim.records import Flow, FlowRecord, SimConfig, SimResult
 from ccmatic.sim.sampler import FlowSampler
 from ccmatic.sim.state import RunState
+from ccmatic.sim.tally import Tally
 from ccmatic.sim.topology import check
 from ccmatic.spec import ir
 from ccmatic.spec.cca import CcaProgram
@@ -154,6 +156,7 @@ class _Sender:
         self.beliefs = _Beliefs(self.prog, cfg, self.D_steps, len(cfg.flows) > 1, grid)
         self.record = FlowRecord(state={st.name: array("d") for st in self.prog.states})
         self.warmup = self.code.warmup + 1
+        self.keep_record = True  # the per-step record (a streamed run keeps only its metrics)
         self._qdel: dict[int, tuple[float, float]] = {}
 
     def bind(self, run: RunState) -> None:
@@ -251,7 +254,8 @@ class _Sender:
         self._outputs()
         for st in self.prog.states:
             ser[st.name].append(out[st.name])
-        self._record(now, Ld, out)
+        if self.keep_record:
+            self._record(now, Ld, out)
 
     def _record(self, now: float, Ld: float, out: dict[str, Value]) -> None:
         ser, u, rec = self.series, self.unit, self.record
@@ -287,15 +291,46 @@ class _Sender:
 
 class QueueLimit(SpecError):
     """A run stopped because its queues passed :attr:`SimConfig.max_queue_packets`;
-    :attr:`result` holds the run up to that tick."""
+    :attr:`result` holds the run up to that tick (:attr:`metrics`, streamed, and
+    :attr:`at_s`, when it was)."""
 
-    def __init__(self, message: str, hint: str, result: SimResult) -> None:
+    def __init__(self, message: str, hint: str, result: SimResult | None, metrics: Metrics | None = None,
+                 at_s: float = 0.0) -> None:
         super().__init__(Loc("--max-queue"), message, hint)
-        self.result = result
+        self.result, self.metrics, self.at_s = result, metrics, at_s
+
+
+#: ticks of records a streamed run keeps at a time
+CHUNK = 256
 
 
 def simulate(cfg: SimConfig) -> SimResult:
     """Run the fine-mode simulation (see module doc)."""
+    run, senders, ticks = _start(cfg, None)
+    status = _drive(run, senders, ticks, None)
+    if status == K.LIMIT:
+        raise _limit(run, senders, cfg, _result(run, senders, run.tick))
+    return _result(run, senders, ticks)
+
+
+def simulate_metrics(cfg: SimConfig, warmup: float) -> Metrics:
+    """The metrics of a run measured after ``warmup``, streamed: the run keeps a chunk
+    of :data:`CHUNK` ticks of records at a time and no per-step records, so its memory
+    does not grow with its length (:mod:`ccmatic.sim.tally`).  A dumbbell only."""
+    if cfg.topology != "dumbbell":
+        raise ValueError("only a dumbbell run is streamed")
+    run, senders, ticks = _start(cfg, CHUNK)
+    tally = Tally(cfg, run.dt, ticks, warmup)
+    for snd in senders:
+        snd.keep_record = False
+    status = _drive(run, senders, ticks, tally)
+    run.flush(tally)
+    if status == K.LIMIT:
+        raise _limit(run, senders, cfg, None, tallied(tally) if run.tick * run.dt > warmup else None)
+    return tallied(tally)
+
+
+def _start(cfg: SimConfig, chunk: int | None) -> tuple[RunState, list[_Sender], int]:
     if not cfg.flows:
         raise ValueError("at least one flow")
     check(cfg)
@@ -305,18 +340,25 @@ def simulate(cfg: SimConfig) -> SimResult:
     rng = np.random.default_rng(cfg.seed)
     compiled: dict[int, CompiledStep | None] = {}
     senders = [_Sender(i, fl, cfg, dt, rng, compiled) for i, fl in enumerate(cfg.flows)]
-    run = RunState(cfg, [s.start_tick for s in senders], [s.steps_per for s in senders], dt, ticks)
+    run = RunState(cfg, [s.start_tick for s in senders], [s.steps_per for s in senders], dt, ticks, chunk)
     for snd in senders:
         snd.bind(run)
+    return run, senders, ticks
+
+
+def _drive(run: RunState, senders: list[_Sender], ticks: int, tally: Tally | None) -> int:
+    """The compiled loop until the end or the queue limit (K.DONE or K.LIMIT), with
+    the CCA steps at their boundaries and the records' chunks flushed to ``tally``."""
     while True:
         status = run.advance(ticks)
         if status == K.BOUNDARY:
             for f in run.boundary_flows():
-                senders[f].on_boundary(run.tick, run.tick * dt)
-        elif status == K.LIMIT:
-            raise _limit(run, senders, cfg)
-        elif status == K.DONE:
-            return _result(run, senders, ticks)
+                senders[f].on_boundary(run.tick, run.tick * run.dt)
+        elif status == K.FLUSH:
+            assert tally is not None
+            run.flush(tally)
+        elif status in (K.LIMIT, K.DONE):
+            return status
 
 
 def _result(run: RunState, senders: list[_Sender], upto: int) -> SimResult:
@@ -325,7 +367,8 @@ def _result(run: RunState, senders: list[_Sender], upto: int) -> SimResult:
                      run.rtt_samples(), [s.record for s in senders], run.rec[1, :upto], run.hop_record(upto))
 
 
-def _limit(run: RunState, senders: list[_Sender], cfg: SimConfig) -> QueueLimit:
+def _limit(run: RunState, senders: list[_Sender], cfg: SimConfig, result: SimResult | None,
+           metrics: Metrics | None = None) -> QueueLimit:
     by_flow = run.queued_by_flow()
     f = int(by_flow.argmax())
     n = int(by_flow.sum())
@@ -334,4 +377,4 @@ def _limit(run: RunState, senders: list[_Sender], cfg: SimConfig) -> QueueLimit:
                       f"{n * cfg.mss / cfg.link.C:.3g} s at C), {int(by_flow[f]):,} of them flow {f}'s "
                       f"({senders[f].prog.name}), over the simulator's limit of {cfg.max_queue_packets:,} packets",
                       "give a finite --buffer, a shorter --duration, or a CCA that does not overload the link",
-                      _result(run, senders, run.tick))
+                      result, metrics, t)

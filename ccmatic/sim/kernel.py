@@ -15,9 +15,11 @@ Each tick (:mod:`ccmatic.sim.fine` gives the model) runs in three phases:
    then A, L, the losses' history and the tick's records.
 
 The loop also returns to Python when the packet pool or the RTT buffer must grow
-(:data:`GROW`), when the queue passes its limit (:data:`LIMIT`), at ``end``, and
-after about ``budget`` packets and flow-ticks of work (:data:`BUDGET`), so that a
-signal is handled within milliseconds.
+(:data:`GROW`), when the queue passes its limit (:data:`LIMIT`), when the per-tick
+records (a chunk of ticks from ``rn[BASE]``) are full (:data:`FLUSH`: Python hands
+them to the metrics' tally and starts the next chunk), at ``end``, and after about
+``budget`` packets and flow-ticks of work (:data:`BUDGET`), so that a signal is
+handled within milliseconds.
 """
 
 from __future__ import annotations
@@ -41,10 +43,11 @@ START, STEPS, PEND_HEAD, PEND_TAIL, COUNT, LOFF, LLEN = range(7)
 FLOW_INTS = 7
 # the run's ints: the tick and its phase, the flows stepping, the RTT samples taken,
 # the packets the pool must supply, the packets delivered to the ACK paths so far
-TICK, PHASE, NB, RCOUNT, NEED, DELIV = range(6)
-RUN_INTS = 6
+# the packets delivered to the ACK paths so far, the tick the records' first row holds
+TICK, PHASE, NB, RCOUNT, NEED, DELIV, BASE = range(7)
+RUN_INTS = 7
 # what the loop returns
-DONE, BOUNDARY, GROW, LIMIT, BUDGET = range(5)
+DONE, BOUNDARY, GROW, LIMIT, BUDGET, FLUSH = range(6)
 
 
 @njit
@@ -100,14 +103,14 @@ def _allowance(f: int, tick: int, dt: float, mss: float, ff: np.ndarray, fi: np.
 
 
 @njit
-def _to_ack_path(p: int, tick: int, mss: float, ff: np.ndarray, fi: np.ndarray, pf: np.ndarray, pi: np.ndarray,
+def _to_ack_path(p: int, row: int, mss: float, ff: np.ndarray, fi: np.ndarray, pf: np.ndarray, pi: np.ndarray,
                  delivered: np.ndarray, kind: int, fixed: bool, ack: np.ndarray, box: np.ndarray,
                  rn: np.ndarray) -> None:
     """A packet leaves its last hop: its ACK joins its flow's ACKs on their way."""
     rn[DELIV] += 1
     f = pi[p, FLOW]
     ff[f, CUMUL] += mss
-    delivered[tick, f] += mss
+    delivered[row, f] += mss
     pf[p, AT] = ack_time(kind, fixed, f, pf[p, AT], ff[f, RX], ack[0], ack[1], box, ack[2], ack[3])
     pf[p, CUM] = ff[f, CUMUL]
     pi[p, NEXT] = -1
@@ -138,7 +141,7 @@ def _new_packets(tick: int, dt: float, f: int, ff: np.ndarray, fi: np.ndarray, s
 
 
 @njit
-def _network(tick: int, dt: float, mss: float, ff: np.ndarray, fi: np.ndarray, smp: np.ndarray, pf: np.ndarray,
+def _network(tick: int, row: int, dt: float, mss: float, ff: np.ndarray, fi: np.ndarray, smp: np.ndarray, pf: np.ndarray,
              pi: np.ndarray, free: np.ndarray, hf: np.ndarray, hi: np.ndarray, st: np.ndarray, sc: np.ndarray,
              kind: int, fixed: bool, ack: np.ndarray, box: np.ndarray, delivered: np.ndarray,
              hrec: np.ndarray, admitted: np.ndarray, rn: np.ndarray) -> None:
@@ -176,18 +179,18 @@ def _network(tick: int, dt: float, mss: float, ff: np.ndarray, fi: np.ndarray, s
         while p >= 0:
             nxt = pi[p, NEXT]
             if lot:
-                hrec[0, tick, j] += mss
+                hrec[0, row, j] += mss
                 if pi[p, FLOW] == 0:
-                    hrec[1, tick, j] += mss
+                    hrec[1, row, j] += mss
             if pi[p, FLOW] == 0 and j < K - 1:
                 fwd[nf] = p
                 nf += 1
             else:
-                _to_ack_path(p, tick, mss, ff, fi, pf, pi, delivered, kind, fixed, ack, box, rn)
+                _to_ack_path(p, row, mss, ff, fi, pf, pi, delivered, kind, fixed, ack, box, rn)
             p = nxt
         hi[j, OUT_HEAD] = hi[j, OUT_TAIL] = -1
         if lot:
-            hrec[2, tick, j] = hf[j, QBYTES]
+            hrec[2, row, j] = hf[j, QBYTES]
 
 
 @njit
@@ -218,15 +221,15 @@ def _decide(tick: int, dt: float, mss: float, ff: np.ndarray, fi: np.ndarray, sm
 
 
 @njit
-def _account(tick: int, mss: float, ff: np.ndarray, fi: np.ndarray, lring: np.ndarray, admitted: np.ndarray,
+def _account(tick: int, row: int, mss: float, ff: np.ndarray, fi: np.ndarray, lring: np.ndarray, admitted: np.ndarray,
              hf: np.ndarray, hi: np.ndarray, rec: np.ndarray, sent: np.ndarray, lost: np.ndarray) -> int:
     """After the network: A, L and L's history of every flow, and the tick's records;
     returns the packets queued."""
     queued = 0
-    rec[0, tick] = rec[1, tick] = 0.0
+    rec[0, row] = rec[1, row] = 0.0
     for j in range(hf.shape[0]):
-        rec[0, tick] += hf[j, QBYTES]
-        rec[1, tick] += hf[j, PEAK]
+        rec[0, row] += hf[j, QBYTES]
+        rec[1, row] += hf[j, PEAK]
         queued += hi[j, LEN]
     for f in range(ff.shape[0]):
         o = ff[f, OFFERED]
@@ -236,8 +239,8 @@ def _account(tick: int, mss: float, ff: np.ndarray, fi: np.ndarray, lring: np.nd
                 ff[f, PACE] -= o
             ff[f, A] += o
             ff[f, L] += o - ok
-            sent[tick, f] = o
-            lost[tick, f] = o - ok
+            sent[row, f] = o
+            lost[row, f] = o - ok
         lring[fi[f, LOFF] + tick % fi[f, LLEN]] = ff[f, L]
     return queued
 
@@ -255,7 +258,10 @@ def run(ff: np.ndarray, fi: np.ndarray, smp: np.ndarray, lring: np.ndarray, pf: 
     admitted = np.zeros(N, dtype=np.int64)
     while rn[TICK] < end:
         tick = rn[TICK]
+        row = tick - rn[BASE]
         if rn[PHASE] == 0:
+            if row >= rec.shape[1]:
+                return FLUSH
             if rn[DELIV] > len(rtt_f):  # every ACK on its way may be taken now
                 rn[NEED] = 0
                 return GROW
@@ -270,9 +276,9 @@ def run(ff: np.ndarray, fi: np.ndarray, smp: np.ndarray, lring: np.ndarray, pf: 
         if free[FREE_LEN] < need:
             rn[NEED] = need
             return GROW
-        _network(tick, dt, mss, ff, fi, smp, pf, pi, free, hf, hi, st, sc, kind, fixed, ack, box, delivered,
+        _network(tick, row, dt, mss, ff, fi, smp, pf, pi, free, hf, hi, st, sc, kind, fixed, ack, box, delivered,
                  hrec, admitted, rn)
-        queued = _account(tick, mss, ff, fi, lring, admitted, hf, hi, rec, sent, lost)
+        queued = _account(tick, row, mss, ff, fi, lring, admitted, hf, hi, rec, sent, lost)
         rn[PHASE] = 0
         rn[TICK] = tick + 1
         if queued > qlimit:

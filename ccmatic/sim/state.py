@@ -16,6 +16,7 @@ from ccmatic.sim.bottleneck import new_hops, schedule_arrays
 from ccmatic.sim.packets import Pool
 from ccmatic.sim.records import HopRecord, RttSamples, SimConfig
 from ccmatic.sim.sampler import COLUMNS, init_row
+from ccmatic.sim.tally import Tally
 
 BUDGET = 200_000  # packets and flow-ticks of work between two returns to Python (milliseconds)
 
@@ -23,7 +24,10 @@ BUDGET = 200_000  # packets and flow-ticks of work between two returns to Python
 class RunState:
     """Every array of one run; :meth:`advance` runs the compiled loop."""
 
-    def __init__(self, cfg: SimConfig, starts: list[int], steps: list[int], dt: float, ticks: int) -> None:
+    def __init__(self, cfg: SimConfig, starts: list[int], steps: list[int], dt: float, ticks: int,
+                 chunk: int | None = None) -> None:
+        """``chunk``: keep the per-tick records and RTT samples of that many ticks at a
+        time, handed to a tally by :meth:`flush` (None: of the whole run)."""
         N = len(cfg.flows)
         self.cfg, self.dt, self.ticks = cfg, dt, ticks
         self.ff = np.zeros((N, K.FLOW_FLOATS))
@@ -50,15 +54,16 @@ class RunState:
         self.ack = np.zeros((4, N + 1))
         self.ack[1, :N] = [f.jitter(link) for f in cfg.flows]
         self.box = np.array([0 if f.D is None else i + 1 for i, f in enumerate(cfg.flows)], dtype=np.int64)
-        self.rec = np.zeros((2, ticks))  # the queue at each tick's end, and its peak within it
-        self.delivered = np.zeros((ticks, N))
-        self.sent = np.zeros((ticks, N))
-        self.lost = np.zeros((ticks, N))
+        rows = ticks if chunk is None else min(chunk, ticks)
+        self.rec = np.zeros((2, rows))  # the queue at each tick's end, and its peak within it
+        self.delivered = np.zeros((rows, N))
+        self.sent = np.zeros((rows, N))
+        self.lost = np.zeros((rows, N))
         self.lot = cfg.topology == "parking_lot"
-        self.hrec = np.zeros((3, ticks, hops) if self.lot else (3, 1, 0))
+        self.hrec = np.zeros((3, rows, hops) if self.lot else (3, 1, 0))
         # the RTT samples, at most one per packet delivered: room for as many as the
-        # hops can deliver in the run (zeros: memory is taken only as samples come)
-        bound = math.ceil(hops * (link.capacity(0.0, ticks * dt) / cfg.mss + 1)) + 1024
+        # hops can deliver in the records' ticks (zeros: memory is taken only as samples come)
+        bound = math.ceil(hops * (link.capacity(0.0, rows * dt) / cfg.mss + 1)) + 1024
         self.rtt_f = np.zeros(bound, dtype=np.int32)
         self.rtt_v = np.zeros((bound, 2))
         self.rn = np.zeros(K.RUN_INTS, dtype=np.int64)
@@ -88,6 +93,23 @@ class RunState:
                 cap = max(2 * len(self.rtt_f), need)
                 self.rtt_f = np.concatenate([self.rtt_f, np.zeros(cap - len(self.rtt_f), dtype=np.int32)])
                 self.rtt_v = np.concatenate([self.rtt_v, np.zeros((cap - len(self.rtt_v), 2))])
+
+    def flush(self, tally: Tally) -> None:
+        """Hand the records and RTT samples since the last flush to ``tally``, and start
+        the next chunk of ticks."""
+        k = self.tick - int(self.rn[K.BASE])
+        tally.add_ticks(self.rec[0, :k], self.rec[1, :k], self.delivered[:k], self.sent[:k], self.lost[:k])
+        for arr in (self.rec, self.delivered, self.sent, self.lost):
+            arr.fill(0.0)
+        self.rn[K.BASE] = self.tick
+        n = int(self.rn[K.RCOUNT])
+        times, rtts, bounds = K.by_flow(self.rtt_f, self.rtt_v, n, len(self.ff))
+        for f in range(len(self.ff)):
+            a, b = int(bounds[f]), int(bounds[f + 1])
+            if b > a:
+                tally.add_rtts(f, times[a:b], rtts[a:b])
+        self.rn[K.RCOUNT] = 0
+        self.rn[K.DELIV] -= n  # still at least the samples the ACKs on their way may give
 
     def detected(self, f: int, tick: int) -> float:
         return float(K.detected(self.fi, self.lring, f, tick))

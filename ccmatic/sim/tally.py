@@ -13,7 +13,9 @@ keeps only
 So the metrics of a long run with many flows do not need its per-flow, per-tick
 history or its per-packet RTT samples.  Bytes delivered, sent and lost are whole
 packets, so their sums are exact in any order; the queue's mean is taken over the
-kept per-tick values, as over a whole record.
+kept per-tick values, as over a whole record.  Only a flow's mean RTT depends on
+how the run was cut: its samples are summed chunk by chunk (a difference in the
+last bit, e.g. 0.06276195154005446 against ...447).
 """
 
 from __future__ import annotations
