@@ -60,6 +60,7 @@ from ccmatic.semantics.cca import initial_values, run_step
 from ccmatic.semantics.domain import FLOAT
 from ccmatic.semantics.pycode import CompiledStep, compile_step
 from ccmatic.sim import kernel as K
+from ccmatic.sim.history import History
 from ccmatic.sim.metrics import Metrics, tallied
 from ccmatic.sim.records import Flow, FlowRecord, SimConfig, SimResult
 from ccmatic.sim.sampler import FlowSampler
@@ -90,10 +91,18 @@ class _Beliefs:
         self.series = series
         self.D = D
         lo0, hi0 = cfg.mss, 1e9 * cfg.mss
-        self.state: beliefs.RateState[float] = beliefs.RateState([lo0], [hi0], [k == 0 for k in range(P)])
-        self.cl: list[float] = [lo0]
-        self.qh: list[float] = [0.0]
+        self.state: beliefs.RateState[float] = beliefs.RateState(
+            History([lo0]), History([hi0]), [k == 0 for k in range(P)], History([False]), History([{}]),
+            History([{}]))
+        self.cl: list[float] = History([lo0])
+        self.qh: list[float] = History([0.0])
         self.names = beliefs.Values()
+        self.window = 2 * P + 1
+
+    def histories(self) -> list[History]:
+        st = self.state
+        return [h for h in (st.c_lo, st.c_hi, st.timeout, st.after_last, st.after_prev, self.cl, self.qh)
+                if isinstance(h, History)]
 
     def step(self, en: int) -> tuple[float, float, float]:
         """c_lo, c_hi, c_lo_lambda at step en (S known up to en)."""
@@ -145,15 +154,18 @@ class _Sender:
         self.rate: float | None = cfg.init_rate_pkts * cfg.mss / flow.R if self.prog.sets_rate else None
         self.cwnd: float | None = cfg.init_cwnd_pkts * cfg.mss if self.prog.sets_cwnd else None
         # step-grid series the CCA reads (index = step); values in CCA units
-        self.series: dict[str, list[Value]] = {n: [] for n in (*OBSERVATIONS, *SIM_OBSERVATIONS, *OUTPUTS)}
-        self.L_grid: list[float] = []
+        self.series: dict[str, list[Value]] = {n: History() for n in (*OBSERVATIONS, *SIM_OBSERVATIONS, *OUTPUTS)}
+        self.L_grid: list[float] = History()
         for st in self.prog.states:
-            self.series[st.name] = []
+            self.series[st.name] = History()
         inits = initial_values(self.code, FLOAT, self._param, self._choose)
         self.state_init = {st.name: inits.get(st.name, False if st.unit is None else 0.0) for st in self.prog.states}
         grid = beliefs.FlowSeries(self.series["A"], self.series["S"], self.L_grid, self.series["Ld"],
                                   cfg.link.buffer)
         self.beliefs = _Beliefs(self.prog, cfg, self.D_steps, len(cfg.flows) > 1, grid)
+        # the steps the CCA and the beliefs may read back, with room to spare (History)
+        self.keep = 2 * (max(self.code.lags.values(), default=0) + self.beliefs.window + self.D_steps) + 16
+        self.histories = [*self.series.values(), self.L_grid, *self.beliefs.histories()]
         self.record = FlowRecord(state={st.name: array("d") for st in self.prog.states})
         self.warmup = self.code.warmup + 1
         self.keep_record = True  # the per-step record (a streamed run keeps only its metrics)
@@ -256,6 +268,10 @@ class _Sender:
             ser[st.name].append(out[st.name])
         if self.keep_record:
             self._record(now, Ld, out)
+        if k % 64 == 0:
+            for h in self.histories:
+                if isinstance(h, History):
+                    h.trim(self.keep)
 
     def _record(self, now: float, Ld: float, out: dict[str, Value]) -> None:
         ser, u, rec = self.series, self.unit, self.record
