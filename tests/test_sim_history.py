@@ -19,5 +19,5 @@ def test_a_history_is_indexed_by_step_after_it_forgets() -> None:
     with pytest.raises(IndexError, match="step 85 was forgotten"):
         _ = h[85]
     with pytest.raises(TypeError):
-        _ = h[1:3]
+        _ = h[1:3]  # read one step at a time
     assert bool(History()) is False and bool(h) is True

@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from array import array
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,7 @@ class _Beliefs:
     CCA reads: computing the others would only cost time)."""
 
     def __init__(self, prog: CcaProgram, cfg: SimConfig, D: int, multi_flow: bool,
-                 series: beliefs.FlowSeries[float]) -> None:
+                 series: beliefs.FlowSeries[float], Series: type[list[Any]]) -> None:
         reads = prog.reads
         fam = {QUANTITIES[n].family for n in reads if n in QUANTITIES}
         self.rate = "rate_beliefs" in fam
@@ -92,10 +93,9 @@ class _Beliefs:
         self.D = D
         lo0, hi0 = cfg.mss, 1e9 * cfg.mss
         self.state: beliefs.RateState[float] = beliefs.RateState(
-            History([lo0]), History([hi0]), [k == 0 for k in range(P)], History([False]), History([{}]),
-            History([{}]))
-        self.cl: list[float] = History([lo0])
-        self.qh: list[float] = History([0.0])
+            Series([lo0]), Series([hi0]), [k == 0 for k in range(P)], Series([False]), Series([{}]), Series([{}]))
+        self.cl: list[float] = Series([lo0])
+        self.qh: list[float] = Series([0.0])
         self.names = beliefs.Values()
         self.window = 2 * P + 1
 
@@ -132,7 +132,7 @@ class _Sender:
     """One flow's sender state and its CCA, run at step boundaries."""
 
     def __init__(self, idx: int, flow: Flow, cfg: SimConfig, dt: float, rng: np.random.Generator,
-                 compiled: dict[int, CompiledStep | None]) -> None:
+                 compiled: dict[int, CompiledStep | None], bounded: bool = False) -> None:
         self.idx = idx
         self.flow = flow
         self.prog = flow.cca
@@ -154,15 +154,17 @@ class _Sender:
         self.rate: float | None = cfg.init_rate_pkts * cfg.mss / flow.R if self.prog.sets_rate else None
         self.cwnd: float | None = cfg.init_cwnd_pkts * cfg.mss if self.prog.sets_cwnd else None
         # step-grid series the CCA reads (index = step); values in CCA units
-        self.series: dict[str, list[Value]] = {n: History() for n in (*OBSERVATIONS, *SIM_OBSERVATIONS, *OUTPUTS)}
-        self.L_grid: list[float] = History()
+        # a streamed run's series keep only what may be read back (History: slower to read)
+        Series: type[list[Any]] = History if bounded else list
+        self.series: dict[str, list[Value]] = {n: Series() for n in (*OBSERVATIONS, *SIM_OBSERVATIONS, *OUTPUTS)}
+        self.L_grid: list[float] = Series()
         for st in self.prog.states:
-            self.series[st.name] = History()
+            self.series[st.name] = Series()
         inits = initial_values(self.code, FLOAT, self._param, self._choose)
         self.state_init = {st.name: inits.get(st.name, False if st.unit is None else 0.0) for st in self.prog.states}
         grid = beliefs.FlowSeries(self.series["A"], self.series["S"], self.L_grid, self.series["Ld"],
                                   cfg.link.buffer)
-        self.beliefs = _Beliefs(self.prog, cfg, self.D_steps, len(cfg.flows) > 1, grid)
+        self.beliefs = _Beliefs(self.prog, cfg, self.D_steps, len(cfg.flows) > 1, grid, Series)
         # the steps the CCA and the beliefs may read back, with room to spare (History)
         self.keep = 2 * (max(self.code.lags.values(), default=0) + self.beliefs.window + self.D_steps) + 16
         self.histories = [*self.series.values(), self.L_grid, *self.beliefs.histories()]
@@ -355,7 +357,7 @@ def _start(cfg: SimConfig, chunk: int | None) -> tuple[RunState, list[_Sender], 
     ticks = math.ceil(cfg.duration / dt)
     rng = np.random.default_rng(cfg.seed)
     compiled: dict[int, CompiledStep | None] = {}
-    senders = [_Sender(i, fl, cfg, dt, rng, compiled) for i, fl in enumerate(cfg.flows)]
+    senders = [_Sender(i, fl, cfg, dt, rng, compiled, chunk is not None) for i, fl in enumerate(cfg.flows)]
     run = RunState(cfg, [s.start_tick for s in senders], [s.steps_per for s in senders], dt, ticks, chunk)
     for snd in senders:
         snd.bind(run)

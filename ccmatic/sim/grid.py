@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-from ccmatic.sim.fine import simulate
+from ccmatic.sim.fine import simulate, simulate_metrics
 from ccmatic.sim.links import Link, LinkKind
 from ccmatic.sim.metrics import metrics
 from ccmatic.sim.records import Flow, SimConfig, SimResult
@@ -106,10 +106,12 @@ def run_task(task: Task) -> dict[str, Any]:
     cfg = SimConfig(Link(task.model, C, R, float(task.buffer_bdp) * C * R),
                     tuple(Flow(prog, R) for _ in range(task.flows)), task.duration, seed=task.seed)
     t0 = time.perf_counter()
-    res = simulate(cfg)
-    m = metrics(res, task.duration * STEADY_FROM)
     steady: dict[str, Any] | None = None
-    if task.bounds is not None:
+    if task.bounds is None:  # only the metrics: streamed (sim/tally.py)
+        m = simulate_metrics(cfg, task.duration * STEADY_FROM)
+    else:  # the steady state is found on the per-step records
+        res = simulate(cfg)
+        m = metrics(res, task.duration * STEADY_FROM)
         t_in = task.bounds.steady(res)
         # measured from the steady state on, if the run spends at least 10% of it there
         if t_in is not None and t_in <= 0.9 * task.duration:

@@ -28,14 +28,13 @@ class History(list[Any]):
     def __getitem__(self, k: slice) -> list[Any]: ...
 
     def __getitem__(self, k: SupportsIndex | slice) -> Any:
-        if isinstance(k, slice):
-            raise TypeError("a History is read one step at a time")
-        i = k.__index__()
-        if i < 0:
+        # the belief rules read hundreds of entries a step: the common case first
+        i = k - self.base  # type: ignore[operator]  # a slice fails here: read one step at a time
+        if i >= 0:
             return super().__getitem__(i)
-        if i < self.base:
-            raise IndexError(f"step {i} was forgotten (the series keeps steps from {self.base})")
-        return super().__getitem__(i - self.base)
+        if k < 0:  # type: ignore[operator]
+            return super().__getitem__(k)
+        raise IndexError(f"step {k} was forgotten (the series keeps steps from {self.base})")
 
     def __len__(self) -> int:
         return self.base + super().__len__()
