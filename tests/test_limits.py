@@ -113,7 +113,7 @@ def test_too_many_jobs_and_flows() -> None:
     """--jobs beyond the limit or 0, and 100,000 simulated flows, are refused in one line."""
     refused("synth", G1, "--jobs", "10000", where="--jobs", words=("limit",))
     refused("synth", G1, "--jobs", "0", where="--jobs")
-    refused("simulate", "reno", "--flows", "100000", where="--flows", words=("1,000",))
+    refused("simulate", "reno", "--flows", "100000", where="--flows", words=("10,000",))
 
 
 def test_files_that_are_not_files(tmp_path: Path) -> None:

@@ -65,12 +65,13 @@ MAX_FLOWS = 64
 #: local worker processes: at most this many per core
 JOBS_PER_CORE = 4
 #: simulator: ticks of one run (R/20 each; about 140,000 ticks per second of wall
-#: time for one flow), ticks × flows (the recorded series take up to about 200 bytes
-#: per tick and flow: 10,000,000 ticks of one flow peak at 1.7 GB), and flows
+#: time for one flow), ticks × flows of a recorded run (its series take up to about
+#: 200 bytes per tick and flow: 10,000,000 ticks of one flow peak at 1.7 GB; a
+#: streamed run keeps none), and flows (each a sender object of a few kB)
 MAX_SIM_TICKS = 10_000_000
 MAX_SIM_CELLS = 10_000_000
 SIM_BYTES_PER_CELL = 200
-MAX_SIM_FLOWS = 1_000
+MAX_SIM_FLOWS = 10_000
 #: simulator: packets its queues may hold together (``--max-queue``; each is a row of
 #: 64 bytes, :mod:`ccmatic.sim.packets`): past it a run stops with one line
 MAX_SIM_QUEUE = 4_000_000

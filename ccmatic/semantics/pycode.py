@@ -234,7 +234,10 @@ class CompiledStep:
     choices: tuple[ir.Choose, ...]
     fn: Callable[..., tuple[Value, ...]] = field(repr=False)
 
-    def __call__(self, fetch: Fetch, param: Param, choose: Chooser | None = None) -> dict[str, Value]:
+    def __call__(self, fetch: Fetch, param: Param, choose: Chooser | None = None,
+                 read: list[Value] | None = None) -> dict[str, Value]:
+        """``read``: the values of :attr:`reads` if the caller has them at hand (else
+        ``fetch`` gives each)."""
         drawn: list[Value] = []
 
         def pick(i: int, opts: list[Value]) -> Value:
@@ -244,7 +247,7 @@ class CompiledStep:
             drawn.append(v)
             return v
 
-        args = [fetch(n, lag) for n, lag in self.reads] + [param(p) for p in self.params]
+        args = (read if read is not None else [fetch(n, lag) for n, lag in self.reads]) + [param(p) for p in self.params]
         *values, failed = self.fn(pick, *args)
         if failed:  # a division by zero or a failed power somewhere: the interpreter decides
             replay = iter(drawn)

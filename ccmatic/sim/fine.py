@@ -42,18 +42,15 @@ from __future__ import annotations
 
 import math
 from array import array
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from ccmatic.core.errors import Loc, SpecError
-from ccmatic.core.model import BeliefTimeouts
 from ccmatic.core.quantities import (
     ACK_CLOCKED,
     OBSERVATIONS,
     OUTPUTS,
-    QUANTITIES,
     SIM_OBSERVATIONS,
 )
 from ccmatic.semantics import beliefs, qdel
@@ -61,6 +58,7 @@ from ccmatic.semantics.cca import initial_values, run_step
 from ccmatic.semantics.domain import FLOAT
 from ccmatic.semantics.pycode import CompiledStep, compile_step
 from ccmatic.sim import kernel as K
+from ccmatic.sim.flow_beliefs import FlowBeliefs
 from ccmatic.sim.history import History
 from ccmatic.sim.metrics import Metrics, tallied
 from ccmatic.sim.records import Flow, FlowRecord, SimConfig, SimResult
@@ -69,63 +67,10 @@ from ccmatic.sim.state import RunState
 from ccmatic.sim.tally import Tally
 from ccmatic.sim.topology import check
 from ccmatic.spec import ir
-from ccmatic.spec.cca import CcaProgram
 
 CCA_T = 10  # the horizon a CCA file sees as T (Copa's delay buckets, 'qdel unknown')
+_item = list.__getitem__  # a History's storage, by its own index
 Value = float | bool
-
-
-class _Beliefs:
-    """One flow's beliefs on its step grid, by the models' rules (the families the
-    CCA reads: computing the others would only cost time)."""
-
-    def __init__(self, prog: CcaProgram, cfg: SimConfig, D: int, multi_flow: bool,
-                 series: beliefs.FlowSeries[float], Series: type[list[Any]]) -> None:
-        reads = prog.reads
-        fam = {QUANTITIES[n].family for n in reads if n in QUANTITIES}
-        self.rate = "rate_beliefs" in fam
-        self.cbr = "cbr_beliefs" in fam
-        P = max(1, cfg.belief_period)
-        self.rule = beliefs.RateRule(D, Fraction(0), cfg.link.buffer is not None, False, not multi_flow,
-                                     BeliefTimeouts(period=P, guard=None, invalid=True, max_expand=Fraction(2)),
-                                     window=2 * P + 1)
-        self.series = series
-        self.D = D
-        lo0, hi0 = cfg.mss, 1e9 * cfg.mss
-        self.state: beliefs.RateState[float] = beliefs.RateState(
-            Series([lo0]), Series([hi0]), [k == 0 for k in range(P)], Series([False]), Series([{}]), Series([{}]))
-        self.cl: list[float] = Series([lo0])
-        self.qh: list[float] = Series([0.0])
-        self.names = beliefs.Values()
-        self.window = 2 * P + 1
-
-    def histories(self) -> list[History]:
-        st = self.state
-        return [h for h in (st.c_lo, st.c_hi, st.timeout, st.after_last, st.after_prev, self.cl, self.qh)
-                if isinstance(h, History)]
-
-    def step(self, en: int) -> tuple[float, float, float]:
-        """c_lo, c_hi, c_lo_lambda at step en (S known up to en)."""
-        if en > 0:
-            if self.rate:
-                beliefs.rate_step(FLOAT, self.names, self.rule, self.series, self.state, en, 0)
-            else:
-                self.state.c_lo.append(self.state.c_lo[-1])
-                self.state.c_hi.append(self.state.c_hi[-1])
-            if self.cbr:
-                beliefs.cbr_lambda_step(FLOAT, self.names, self.series, self.cl, en, 1, self.D, 0)
-            else:
-                self.cl.append(self.cl[-1])
-        return self.state.c_lo[en], self.state.c_hi[en], self.cl[en]
-
-    def q_hi(self, t: int) -> float:
-        """q_hi at step t (A known up to t, c_lo_lambda up to t - 1); 0 when the CCA
-        reads no CBR belief (then nothing reads it)."""
-        if not self.cbr:
-            return 0.0
-        if t > 0:
-            beliefs.q_hi_step(FLOAT, self.names, self.series, self.cl, self.qh, t, 1, 0)
-        return self.qh[t]
 
 
 class _Sender:
@@ -164,9 +109,11 @@ class _Sender:
         self.state_init = {st.name: inits.get(st.name, False if st.unit is None else 0.0) for st in self.prog.states}
         grid = beliefs.FlowSeries(self.series["A"], self.series["S"], self.L_grid, self.series["Ld"],
                                   cfg.link.buffer)
-        self.beliefs = _Beliefs(self.prog, cfg, self.D_steps, len(cfg.flows) > 1, grid, Series)
+        self.beliefs = FlowBeliefs(self.prog, cfg, self.D_steps, len(cfg.flows) > 1, grid, Series)
         # the steps the CCA and the beliefs may read back, with room to spare (History)
         self.keep = 2 * (max(self.code.lags.values(), default=0) + self.beliefs.window + self.D_steps) + 16
+        self.bounded = bounded
+        self._plan: list[tuple[list[Value], int]] | None = None
         self.histories = [*self.series.values(), self.L_grid, *self.beliefs.histories()]
         self.record = FlowRecord(state={st.name: array("d") for st in self.prog.states})
         self.warmup = self.code.warmup + 1
@@ -190,6 +137,17 @@ class _Sender:
         """A (K.A), S (K.S_ACK) or L (K.L) now."""
         assert self.run is not None
         return float(self.run.ff[self.idx, what])
+
+    def _reads(self, k: int) -> list[Value]:
+        """The compiled step's reads at step k, taken from the series' storage directly
+        (the hot path of a long run): a History keeps every step the CCA may read (its
+        ``keep`` exceeds the deepest read by more than the 64 steps between trims)."""
+        if self._plan is None:
+            assert self.step is not None
+            self._plan = [(self.series[n], lag + (1 if n in ACK_CLOCKED else 0)) for n, lag in self.step.reads]
+        if self.bounded:
+            return [_item(h, k - back - h.base) for h, back in self._plan]  # type: ignore[attr-defined]
+        return [h[k - back] for h, back in self._plan]
 
     def _param(self, name: str) -> float:
         return self.params[name]
@@ -251,7 +209,7 @@ class _Sender:
             def fetch(name: str, lag: int) -> Value:
                 return ser[name][k - lag - (1 if name in ACK_CLOCKED else 0)]
             if self.step is not None:
-                out = self.step(fetch, self._param, self._choose)
+                out = self.step(fetch, self._param, self._choose, self._reads(k))
             else:
                 out = run_step(self.code, FLOAT, fetch, self._param, self._choose)
         if self.prog.sets_rate:
