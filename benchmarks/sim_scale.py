@@ -126,13 +126,14 @@ def mathis_table(flows: list[RenoFlow], mss: float) -> list[tuple[str, str, floa
     return rows
 
 
-def reno_flows(res: SimResult, after: float) -> list[RenoFlow]:
-    """The Reno flows of a simulation, measured after ``after``."""
+def reno_flows(res: SimResult, after: float, ccas: tuple[str, ...] = ("reno",)) -> list[RenoFlow]:
+    """The flows of a simulation that run one of ``ccas`` (Reno's by default: the
+    Mathis model is Reno's; the paper also holds CUBIC to it), measured after ``after``."""
     m = metrics(res, after)
     i0 = int(after / res.dt)
     out = []
     for f, (fl, fm) in enumerate(zip(res.flows, m.flows, strict=True)):
-        if res.config.flows[f].cca.name != "reno":
+        if res.config.flows[f].cca.name not in ccas:
             continue
         out.append(RenoFlow(fm.throughput, fm.rtt_mean, res.config.flows[f].R,
                             float(res.sent[i0:, f].sum()) / MSS, float(res.lost[i0:, f].sum()) / MSS,
@@ -182,6 +183,13 @@ def print_mathis(flows: list[RenoFlow], mss: float) -> None:
     print(f"  {'p':>13} {'RTT':>9} {'|meas/pred-1|':>14} {'signed':>8} {'|pred-meas|/meas':>17}")
     for pname, rname, e, s, m in mathis_table(flows, mss):
         print(f"  {pname:>13} {rname:>9} {e:>14.1%} {s:>+8.1%} {m:>17.1%}")
+    for pname, attr in (("loss rate", "lost"), ("halving rate", "halvings")):
+        errs = [abs(f.throughput / theory.mathis_throughput(mss, f.rtt_mean, getattr(f, attr) / f.sent) - 1)
+                for f in flows if getattr(f, attr) > 0]
+        if errs:
+            q = np.percentile(errs, [10, 25, 50, 75, 90])
+            print(f"  |error| with p = {pname}, mean RTT: 10/25/50/75/90th percentiles "
+                  + " / ".join(f"{x:.1%}" for x in q))
 
 
 def _median_abs(xs: list[float]) -> float:
@@ -247,6 +255,9 @@ def run(args: argparse.Namespace) -> None:
               f"p = halving rate {e_halve:.1%}")
         if args.mathis:
             print_mathis(reno_flows(res, after), MSS)
+    if "cubic" in names and args.mathis:
+        print("  CUBIC flows held to the Mathis model:")
+        print_mathis(reno_flows(res, after, ("cubic",)), MSS)
     if "bbr1" in names:
         print_startup(res)
     if args.windows:
