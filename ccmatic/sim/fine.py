@@ -343,14 +343,19 @@ def _result(run: RunState, senders: list[_Sender], upto: int) -> SimResult:
                      run.rtt_samples(), [s.record for s in senders], run.rec[1, :upto], run.hop_record(upto))
 
 
+def _num(x: float) -> str:
+    """Three significant digits, without an exponent."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def _limit(run: RunState, senders: list[_Sender], cfg: SimConfig, result: SimResult | None,
            metrics: Metrics | None = None) -> QueueLimit:
     by_flow = run.queued_by_flow()
     f = int(by_flow.argmax())
     n = int(by_flow.sum())
     t = run.tick * run.dt
-    return QueueLimit(f"at t = {t:.3g} s the queue holds {n:,} packets ({n * cfg.mss / 1e6:.3g} MB, "
-                      f"{n * cfg.mss / cfg.link.C:.3g} s at C), {int(by_flow[f]):,} of them flow {f}'s "
+    return QueueLimit(f"at t = {t:.3g} s the queue holds {n:,} packets ({_num(n * cfg.mss / 1e6)} MB, "
+                      f"{_num(n * cfg.mss / cfg.link.C)} s at C), {int(by_flow[f]):,} of them flow {f}'s "
                       f"({senders[f].prog.name}), over the simulator's limit of {cfg.max_queue_packets:,} packets",
                       "give a finite --buffer, a shorter --duration, or a CCA that does not overload the link",
                       result, metrics, t)
