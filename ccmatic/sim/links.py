@@ -1,20 +1,8 @@
 """Fine-mode links: the bottleneck's rate (constant or a schedule), jitter bound and
-buffer, and how the ACK of a byte the bottleneck delivered at time τ reaches its
-sender (thesis §2.3, Appendix B.6; drawn by :mod:`ccmatic.sim.ackpath`).
-
-* ``ideal``: R (FIFO at rate C, no jitter);
-* ``cbr_delay``: R plus a uniform random delay in [0, D] drawn per delivery, kept
-  FIFO per flow (a later byte is never ACKed before an earlier one);
-* ``ack_agg``: ACK aggregation as in B.6: delivered bytes are held and released
-  in batches; batch k is released agg_k after batch k−1, agg_k uniform in [0, D),
-  i.e. about C·agg_k bytes at once (``agg = "uniform"``); with ``agg = "fixed"``
-  (Pantheon's and the FRCC traces' fixed aggregation) a batch is released exactly
-  every D, at the times k·D.
-
-The jitter bound D is the link's, and then one aggregator serves every flow; a flow
-may have its own D (:attr:`ccmatic.sim.records.Flow.D`), and then its own jitter box:
-its own aggregator (its own next release) or its own delay bound, and no extra delay
-at all with D = 0.  So ``32, 0, 0`` puts jitter on flow 0's ACK path only.
+buffer, and its kind (``ideal``, ``cbr_delay``, ``ack_agg``), which says how the ACK of
+a byte the bottleneck delivered reaches its sender (thesis §2.3, Appendix B.6;
+:mod:`ccmatic.sim.ackpath` draws it and its doc gives each kind and the per-flow
+jitter boxes).
 
 On every kind the rate C may follow a :class:`RateSchedule` (piecewise constant, as
 in B.6's convergence runs that double or halve it every 20 s).
