@@ -44,8 +44,8 @@ def main() -> None:
     print(f"pid {os.getpid()}; medians of {a.runs} runs, interleaved")
     res: dict[float, list[dict[str, float]]] = {float(x): [] for x in a.rates.split(",")}
     for _ in range(a.runs):
-        for mbps in res:
-            res[mbps].append(one(mbps, a.duration))
+        for mbps, runs in res.items():
+            runs.append(one(mbps, a.duration))
     print("| Mbit/s | frames/s | line's CPU | late p99 ms | frames > 1 ms late | socket drops | conserved, in order | "
           "utilization | max RTT ms (expected) |")
     print("|---|---|---|---|---|---|---|---|---|")
