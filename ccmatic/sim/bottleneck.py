@@ -32,7 +32,7 @@ import numpy as np
 
 from ccmatic.sim.jit import njit
 from ccmatic.sim.links import RateSchedule
-from ccmatic.sim.packets import AT, FLOW, NEXT, SENT, Pool, pop_free, push_free
+from ccmatic.sim.packets import AT, FLOW, NEXT, SENT, Pool, append, pop_free, push_free
 
 EPS = 1e-9
 
@@ -103,12 +103,7 @@ def serve_until(hf: np.ndarray, hi: np.ndarray, h: int, pf: np.ndarray, pi: np.n
         hf[h, HEAD_LEFT] = mss
         now = done
         pf[p, AT] = done
-        pi[p, NEXT] = -1
-        if hi[h, OUT_TAIL] >= 0:
-            pi[hi[h, OUT_TAIL], NEXT] = p
-        else:
-            hi[h, OUT_HEAD] = p
-        hi[h, OUT_TAIL] = p
+        append(pi, hi, h, OUT_HEAD, OUT_TAIL, p)
     if hi[h, LEN] == 0:
         hf[h, QBYTES] = 0.0
         hi[h, TAIL] = -1

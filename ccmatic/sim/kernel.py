@@ -31,7 +31,7 @@ import numpy as np
 from ccmatic.sim.ackpath import ack_time
 from ccmatic.sim.bottleneck import LEN, OUT_HEAD, OUT_TAIL, PEAK, QBYTES, hop_tick, spread
 from ccmatic.sim.jit import njit
-from ccmatic.sim.packets import AT, CUM, FLOW, FREE_LEN, NEXT, S_DAT, S_DEL, S_FS, SENT, pop_free, push_free
+from ccmatic.sim.packets import AT, CUM, FLOW, FREE_LEN, NEXT, S_DAT, S_DEL, S_FS, SENT, append, pop_free, push_free
 from ccmatic.sim.sampler import SNAP_DAT, SNAP_DEL, SNAP_FS, ack_done, packet_acked, snapshot
 
 # a flow's floats (bytes, bytes/s; RATE and CWND nan when the CCA does not set them)
@@ -113,12 +113,7 @@ def _to_ack_path(p: int, row: int, mss: float, ff: np.ndarray, fi: np.ndarray, p
     delivered[row, f] += mss
     pf[p, AT] = ack_time(kind, fixed, f, pf[p, AT], ff[f, RX], ack[0], ack[1], box, ack[2], ack[3])
     pf[p, CUM] = ff[f, CUMUL]
-    pi[p, NEXT] = -1
-    if fi[f, PEND_TAIL] >= 0:
-        pi[fi[f, PEND_TAIL], NEXT] = p
-    else:
-        fi[f, PEND_HEAD] = p
-    fi[f, PEND_TAIL] = p
+    append(pi, fi, f, PEND_HEAD, PEND_TAIL, p)
 
 
 @njit

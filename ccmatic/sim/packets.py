@@ -40,6 +40,18 @@ def push_free(pi: np.ndarray, free: np.ndarray, p: int) -> None:
     free[FREE_LEN] += 1
 
 
+@njit
+def append(pi: np.ndarray, lists: np.ndarray, row: int, head: int, tail: int, p: int) -> None:
+    """Packet ``p`` at the end of the list whose ends are ``lists[row, head]`` and
+    ``lists[row, tail]`` (-1 when empty): a hop's out list, a flow's ACKs on their way."""
+    pi[p, NEXT] = -1
+    if lists[row, tail] >= 0:
+        pi[lists[row, tail], NEXT] = p
+    else:
+        lists[row, head] = p
+    lists[row, tail] = p
+
+
 class Pool:
     """The packets' rows: ``pf`` (floats), ``pi`` (ints), ``free`` (the free list)."""
 
