@@ -77,7 +77,7 @@ class _Sender:
     """One flow's sender state and its CCA, run at step boundaries."""
 
     def __init__(self, idx: int, flow: Flow, cfg: SimConfig, dt: float, rng: np.random.Generator,
-                 compiled: dict[int, CompiledStep | None], bounded: bool = False) -> None:
+                 compiled: dict[int, CompiledStep | None], streamed: bool = False) -> None:
         self.idx = idx
         self.flow = flow
         self.prog = flow.cca
@@ -98,9 +98,10 @@ class _Sender:
         self.params = {"MSS": cfg.mss, "SECOND": 1.0 / flow.R}
         self.rate: float | None = cfg.init_rate_pkts * cfg.mss / flow.R if self.prog.sets_rate else None
         self.cwnd: float | None = cfg.init_cwnd_pkts * cfg.mss if self.prog.sets_cwnd else None
-        # step-grid series the CCA reads (index = step); values in CCA units
-        # a streamed run's series keep only what may be read back (History: slower to read)
-        Series: type[list[Any]] = History if bounded else list
+        # step-grid series the CCA reads (index = step); values in CCA units; a streamed
+        # run's keep only what may be read back (History: slower to read)
+        self.streamed = streamed  # and then no per-step record either
+        Series: type[list[Any]] = History if streamed else list
         self.series: dict[str, list[Value]] = {n: Series() for n in (*OBSERVATIONS, *SIM_OBSERVATIONS, *OUTPUTS)}
         self.L_grid: list[float] = Series()
         for st in self.prog.states:
@@ -112,12 +113,11 @@ class _Sender:
         self.beliefs = FlowBeliefs(self.prog, cfg, self.D_steps, len(cfg.flows) > 1, grid, Series)
         # the steps the CCA and the beliefs may read back, with room to spare (History)
         self.keep = 2 * (max(self.code.lags.values(), default=0) + self.beliefs.window + self.D_steps) + 16
-        self.bounded = bounded
         self._plan: list[tuple[list[Value], int]] | None = None
-        self.histories = [*self.series.values(), self.L_grid, *self.beliefs.histories()]
+        self.histories = [h for h in (*self.series.values(), self.L_grid, *self.beliefs.lists())
+                          if isinstance(h, History)]
         self.record = FlowRecord(state={st.name: array("d") for st in self.prog.states})
         self.warmup = self.code.warmup + 1
-        self.keep_record = True  # the per-step record (a streamed run keeps only its metrics)
         self._qdel: dict[int, tuple[float, float]] = {}
 
     def bind(self, run: RunState) -> None:
@@ -145,7 +145,7 @@ class _Sender:
         if self._plan is None:
             assert self.step is not None
             self._plan = [(self.series[n], lag + (1 if n in ACK_CLOCKED else 0)) for n, lag in self.step.reads]
-        if self.bounded:
+        if self.streamed:
             return [_item(h, k - back - h.base) for h, back in self._plan]  # type: ignore[attr-defined]
         return [h[k - back] for h, back in self._plan]
 
@@ -226,12 +226,11 @@ class _Sender:
         self._outputs()
         for st in self.prog.states:
             ser[st.name].append(out[st.name])
-        if self.keep_record:
+        if not self.streamed:
             self._record(now, Ld, out)
         if k % 64 == 0:
             for h in self.histories:
-                if isinstance(h, History):
-                    h.trim(self.keep)
+                h.trim(self.keep)
 
     def _record(self, now: float, Ld: float, out: dict[str, Value]) -> None:
         ser, u, rec = self.series, self.unit, self.record
@@ -297,8 +296,6 @@ def simulate_metrics(cfg: SimConfig, warmup: float) -> Metrics:
         raise ValueError("only a dumbbell run is streamed")
     run, senders, ticks = _start(cfg, CHUNK)
     tally = Tally(cfg, run.dt, ticks, warmup)
-    for snd in senders:
-        snd.keep_record = False
     status = _drive(run, senders, ticks, tally)
     run.flush(tally)
     if status == K.LIMIT:

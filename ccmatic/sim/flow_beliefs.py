@@ -11,7 +11,6 @@ from ccmatic.core.model import BeliefTimeouts
 from ccmatic.core.quantities import QUANTITIES
 from ccmatic.semantics import beliefs
 from ccmatic.semantics.domain import FLOAT
-from ccmatic.sim.history import History
 from ccmatic.sim.records import SimConfig
 from ccmatic.spec.cca import CcaProgram
 
@@ -27,9 +26,10 @@ class FlowBeliefs:
         self.rate = "rate_beliefs" in fam
         self.cbr = "cbr_beliefs" in fam
         P = max(1, cfg.belief_period)
+        self.window = 2 * P + 1  # the belief windows' longest, in steps
         self.rule = beliefs.RateRule(D, Fraction(0), cfg.link.buffer is not None, False, not multi_flow,
                                      BeliefTimeouts(period=P, guard=None, invalid=True, max_expand=Fraction(2)),
-                                     window=2 * P + 1)
+                                     window=self.window)
         self.series = series
         self.D = D
         lo0, hi0 = cfg.mss, 1e9 * cfg.mss
@@ -38,12 +38,11 @@ class FlowBeliefs:
         self.cl: list[float] = Series([lo0])
         self.qh: list[float] = Series([0.0])
         self.names = beliefs.Values()
-        self.window = 2 * P + 1
 
-    def histories(self) -> list[History]:
+    def lists(self) -> list[list[Any]]:
+        """Every per-step list it keeps (of the kind ``Series``)."""
         st = self.state
-        return [h for h in (st.c_lo, st.c_hi, st.timeout, st.after_last, st.after_prev, self.cl, self.qh)
-                if isinstance(h, History)]
+        return [st.c_lo, st.c_hi, st.timeout, st.after_last, st.after_prev, self.cl, self.qh]
 
     def step(self, en: int) -> tuple[float, float, float]:
         """c_lo, c_hi, c_lo_lambda at step en (S known up to en)."""
