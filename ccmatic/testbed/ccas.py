@@ -59,7 +59,7 @@ class Registry:
         key = (cca.program.path, rtprop_us, cca.D_steps)
         if key not in self.names:
             # named before registering: a signal during bpftool still unregisters it
-            name = self.names[key] = f"{PREFIX}{self._tag(len(self.names))}"
+            name = self.names[key] = f"{PREFIX}{self.pid}_{len(self.names)}"
             self._register(cca.program, rtprop_us, cca.D_steps, name, say)
         return self.names[key]
 
@@ -68,20 +68,16 @@ class Registry:
             self.workdir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{self.pid}_"))
         s = Settings(D=D)
         src = self.workdir / f"{name}.bpf.c"
-        tag = name[len(PREFIX):] if self.trace else None
-        src.write_text(bpf_source(generate(prog, s), s, name, rtprop_us, tag))
+        src.write_text(bpf_source(generate(prog, s), s, name, rtprop_us, _trace_tag(name) if self.trace else None))
         say(f"exporting {prog.name} (RTprop {rtprop_us / 1000:g} ms) as {name}: compiling and registering")
         obj = build.compile_bpf(src, "v3" if self.trace else None)
         build.register(obj)
         if name not in build.available():
             raise build.BuildError(f"{name} was registered but the kernel does not list it")
 
-    def _tag(self, k: int) -> str:
-        return f"{self.pid}_{k}"
-
     def traces(self) -> dict[str, list[dict[str, float]]]:
         """Each registered program's step trace (while it is still registered)."""
-        return {name: trace.read(name[len(PREFIX):]) for name in self.names.values()} if self.trace else {}
+        return {name: trace.read(_trace_tag(name)) for name in self.names.values()} if self.trace else {}
 
     def close(self) -> list[str]:
         """Unregister everything this run registered; the names unregistered.  The
@@ -94,6 +90,12 @@ class Registry:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
         return gone
+
+
+def _trace_tag(name: str) -> str:
+    """The tag of a registered program's trace maps: its name without the prefix (short
+    enough for a map's name, ccmatic.export.trace)."""
+    return name[len(PREFIX):]
 
 
 def remove_stale() -> list[str]:
