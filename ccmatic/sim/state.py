@@ -103,11 +103,9 @@ class RunState:
             arr.fill(0.0)
         self.rn[K.BASE] = self.tick
         n = int(self.rn[K.RCOUNT])
-        times, rtts, bounds = K.by_flow(self.rtt_f, self.rtt_v, n, len(self.ff))
-        for f in range(len(self.ff)):
-            a, b = int(bounds[f]), int(bounds[f + 1])
-            if b > a:
-                tally.add_rtts(f, times[a:b], rtts[a:b])
+        for f, (times, rtts) in enumerate(self._samples_by_flow()):
+            if len(times):
+                tally.add_rtts(f, times, rtts)
         self.rn[K.RCOUNT] = 0
         self.rn[K.DELIV] -= n  # still at least the samples the ACKs on their way may give
 
@@ -119,14 +117,14 @@ class RunState:
 
     def rtt_samples(self) -> list[RttSamples]:
         """Each flow's RTT samples (ACK time, RTT), in ACK order; the buffer is freed."""
-        n = int(self.rn[K.RCOUNT])
-        times, rtts, bounds = K.by_flow(self.rtt_f, self.rtt_v, n, len(self.ff))
+        per_flow = self._samples_by_flow()
         self.rtt_f, self.rtt_v = np.zeros(0, dtype=np.int32), np.zeros((0, 2))  # freed
-        out = []
-        for f in range(len(self.ff)):
-            a, b = int(bounds[f]), int(bounds[f + 1])
-            out.append(RttSamples(array("d", times[a:b].tobytes()), array("d", rtts[a:b].tobytes())))
-        return out
+        return [RttSamples(array("d", times.tobytes()), array("d", rtts.tobytes())) for times, rtts in per_flow]
+
+    def _samples_by_flow(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The RTT samples in the buffer, per flow: (ACK times, RTTs), in ACK order."""
+        times, rtts, bounds = K.by_flow(self.rtt_f, self.rtt_v, int(self.rn[K.RCOUNT]), len(self.ff))
+        return [(times[bounds[f]:bounds[f + 1]], rtts[bounds[f]:bounds[f + 1]]) for f in range(len(self.ff))]
 
     def hop_record(self, upto: int) -> HopRecord | None:
         if not self.lot:
