@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import signal
 import socket
@@ -69,6 +70,26 @@ def test_tcp_info_layout() -> None:
         (0.04, 33, 123_456, 200_000, 2896, 1)
 
 
+def test_bbr_info_layout() -> None:
+    # struct tcp_bbr_info: bw in two 32-bit halves, min_rtt in µs, gains in 1/256
+    raw = struct.pack("<5I", 5, 1, 40_123, 320, 512)
+    assert tcpinfo.parse_bbr(raw) == [float((1 << 32) + 5), 0.040123, 1.25, 2.0]
+    assert all(math.isnan(x) for x in tcpinfo.parse_bbr(b""))  # CUBIC, Reno, an exported CCA
+
+
+def test_linux_bbr_state_reaches_the_series() -> None:
+    C = MBPS * 1e6 / 8
+    cfg = tb.TestbedConfig(C, round(C * R), (tb.TestbedFlow(FlowCca("bbr", None), R),
+                                             tb.TestbedFlow(FlowCca("cubic", None), R)), 1.0)
+    bbr = [[t, 1448, R, R, 20, C, C * t, C * t, 0, 0, 3e6, 0.041, 1.25, 2.0] for t in (k * 0.005 for k in range(201))]
+    cubic = [[*row[:10], *[math.nan] * 4] for row in bbr]
+    res = sim_result(tb.sim_config(cfg), [bbr, cubic])
+    state = res.flows[0].state
+    assert set(state) == {"linux_btl_bw_Bps", "linux_rtprop_s", "linux_pacing_gain", "linux_cwnd_gain"}
+    assert len(state["linux_rtprop_s"]) == len(res.flows[0].time) and state["linux_rtprop_s"][0] == 0.041
+    assert res.flows[1].state == {}
+
+
 def test_line_counts_and_catches_reordering() -> None:
     line, out = Line(1 << 16), FakeSocket()
     for i, (due, order) in enumerate([(0.1, 5), (0.2, 6), (0.3, 4), (0.9, 7)]):
@@ -94,7 +115,8 @@ def test_samples_feed_simulates_metrics() -> None:
     cfg = tb.TestbedConfig(C, round(C * R), (tb.TestbedFlow(FlowCca("reno", None), R),), 2.0)
     pay = payload_rate(C, 1448)
     # a flow that delivers exactly the payload rate with an RTT of 1.5 RTprop
-    rows = [[t, 1448, 1.5 * R, R, 20, pay, pay * t * 1.01, pay * t, 0, 0] for t in (k * 0.001 for k in range(2001))]
+    rows = [[t, 1448, 1.5 * R, R, 20, pay, pay * t * 1.01, pay * t, 0, 0, *[math.nan] * 4]
+            for t in (k * 0.001 for k in range(2001))]
     m = metrics(sim_result(tb.sim_config(cfg), [rows]), 0.4)
     assert m.utilization == pytest.approx(1.0, abs=0.01)
     assert m.flows[0].rtt_ratio == pytest.approx(1.5)

@@ -94,7 +94,8 @@ def _connect(f: SendFlow) -> socket.socket:
 
 
 def send(flows: list[SendFlow], duration: float, dt: float) -> dict[str, Any]:
-    """Run the flows; per flow, rows of (t, *TcpInfo.row()) every dt from its start."""
+    """Run the flows; per flow, rows of (t, *TcpInfo.row(), *BBR's state) every dt from
+    its start."""
     t0 = time.monotonic()
     end = t0 + duration
     socks: list[socket.socket | None] = [None] * len(flows)
@@ -110,7 +111,7 @@ def send(flows: list[SendFlow], duration: float, dt: float) -> dict[str, Any]:
                 pumps.append(th)
             cur = socks[i]
             if cur is not None:
-                rows[i].append([time.monotonic() - t0, *tcpinfo.read(cur).row()])
+                rows[i].append([time.monotonic() - t0, *tcpinfo.read(cur).row(), *tcpinfo.read_bbr(cur)])
         tick += 1
         time.sleep(max(0.0, t0 + tick * dt - time.monotonic()))
     for th in pumps:
@@ -120,7 +121,7 @@ def send(flows: list[SendFlow], duration: float, dt: float) -> dict[str, Any]:
         if s is not None:
             s.close()
     return {"columns": ["t", "snd_mss", "srtt", "min_rtt", "snd_cwnd", "pacing_rate", "bytes_sent", "bytes_acked",
-                        "bytes_retrans", "reord_seen"], "flows": rows, "final": final}
+                        "bytes_retrans", "reord_seen", *tcpinfo.BBR_COLUMNS], "flows": rows, "final": final}
 
 
 def main(argv: list[str]) -> int:

@@ -19,10 +19,12 @@ full-sized frame carries at the link's rate (``payload_rate``)."""
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ccmatic.sim.records import FlowRecord, RttSamples, SimConfig, SimResult
+from ccmatic.testbed.tcpinfo import BBR_COLUMNS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,7 +32,10 @@ if TYPE_CHECKING:
 #: per frame on the wire, beside the payload: Ethernet 14, IPv4 20, TCP 20 + 12 (timestamps)
 HEADERS = 66  # netns.MTU_OVER_MSS + netns.ETHERNET
 COLUMNS = ("t", "snd_mss", "srtt", "min_rtt", "snd_cwnd", "pacing_rate", "bytes_sent", "bytes_acked",
-           "bytes_retrans", "reord_seen")
+           "bytes_retrans", "reord_seen", *BBR_COLUMNS)
+#: Linux BBR's own state in the series (``state.NAME``, SI units), where the flow runs it
+BBR_STATE = {"bbr_bw": "linux_btl_bw_Bps", "bbr_min_rtt": "linux_rtprop_s", "bbr_pacing_gain": "linux_pacing_gain",
+             "bbr_cwnd_gain": "linux_cwnd_gain"}
 
 
 def payload_rate(wire_bytes_per_s: float, mss: float) -> float:
@@ -88,9 +93,11 @@ def _queue(cfg: SimConfig, samples: list[Samples], ends: np.ndarray) -> tuple[np
 
 
 def _record(s: Samples, R: float) -> FlowRecord:
-    """The per-step series (one row per RTprop): rate, window, counters, RTT."""
+    """The per-step series (one row per RTprop): rate, window, counters, RTT, and Linux
+    BBR's estimates and gains where the flow runs it."""
     rec = FlowRecord()
     ts = s.cols["t"]
+    bbr = [c for c in BBR_COLUMNS if not all(math.isnan(x) for x in s.cols[c])]
     nxt = ts[0] if len(ts) else math.inf
     for i, t in enumerate(ts):
         if t < nxt:
@@ -107,6 +114,8 @@ def _record(s: Samples, R: float) -> FlowRecord:
         for lst in (rec.c_lo, rec.c_hi, rec.c_lo_lambda, rec.qdel_lo):
             lst.append(math.nan)
         rec.rtt.append(c["srtt"] if c["srtt"] > 0 else math.nan)
+        for name in bbr:
+            rec.state.setdefault(BBR_STATE[name], array("d")).append(c[name])
     return rec
 
 

@@ -1,9 +1,16 @@
 """A socket's ``struct tcp_info`` (``getsockopt(IPPROTO_TCP, TCP_INFO)``), the fields
 the testbed samples.  The layout is Linux's (include/uapi/linux/tcp.h) up to
-``tcpi_snd_wnd``, 232 bytes, present since Linux 5.4."""
+``tcpi_snd_wnd``, 232 bytes, present since Linux 5.4.
+
+Also the congestion control's own state where it reports one
+(``getsockopt(IPPROTO_TCP, TCP_CC_INFO)``): Linux's BBR gives ``struct
+tcp_bbr_info``, its bandwidth estimate (bytes per second, 64 bits in two halves), its
+RTprop estimate (µs) and its pacing and cwnd gains (× 256); CUBIC, Reno and an
+exported program give nothing (:func:`read_bbr`: NaN)."""
 
 from __future__ import annotations
 
+import math
 import socket
 import struct
 from dataclasses import dataclass
@@ -53,3 +60,22 @@ def parse(raw: bytes) -> TcpInfo:
 
 def read(sock: socket.socket) -> TcpInfo:
     return parse(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, SIZE))
+
+
+TCP_CC_INFO = 26  # include/uapi/linux/tcp.h; Python's socket module has no name for it
+BBR_INFO = struct.Struct("<5I")  # bw_lo, bw_hi, min_rtt (µs), pacing_gain, cwnd_gain (× 256)
+BBR_UNIT = 256
+#: what :func:`read_bbr` gives, in this order
+BBR_COLUMNS = ("bbr_bw", "bbr_min_rtt", "bbr_pacing_gain", "bbr_cwnd_gain")
+
+
+def parse_bbr(raw: bytes) -> list[float]:
+    """BtlBw (bytes/s), RTprop (s), pacing and cwnd gains; NaN for a CCA without them."""
+    if len(raw) < BBR_INFO.size:
+        return [math.nan] * len(BBR_COLUMNS)
+    lo, hi, min_rtt, pacing, cwnd = BBR_INFO.unpack(raw[:BBR_INFO.size])
+    return [float(hi << 32 | lo), min_rtt / 1e6, pacing / BBR_UNIT, cwnd / BBR_UNIT]
+
+
+def read_bbr(sock: socket.socket) -> list[float]:
+    return parse_bbr(sock.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, 64))
