@@ -60,6 +60,7 @@ def test_tcp_info_layout() -> None:
     raw = bytearray(tcpinfo.SIZE)
     struct.pack_into("<I", raw, 68, 40_000)       # tcpi_rtt, µs
     struct.pack_into("<I", raw, 80, 33)           # tcpi_snd_cwnd
+    struct.pack_into("<I", raw, 76, 0x7FFFFFFF)   # tcpi_snd_ssthresh: none yet
     struct.pack_into("<Q", raw, 120, 123_456)     # tcpi_bytes_acked
     struct.pack_into("<Q", raw, 200, 200_000)     # tcpi_bytes_sent
     struct.pack_into("<Q", raw, 208, 2896)        # tcpi_bytes_retrans
@@ -68,6 +69,9 @@ def test_tcp_info_layout() -> None:
     assert tcpinfo.SIZE == 232
     assert (info.srtt, info.snd_cwnd, info.bytes_acked, info.bytes_sent, info.bytes_retrans, info.reord_seen) == \
         (0.04, 33, 123_456, 200_000, 2896, 1)
+    assert math.isnan(info.snd_ssthresh)
+    struct.pack_into("<I", raw, 76, 21)
+    assert tcpinfo.parse(bytes(raw)).snd_ssthresh == 21
 
 
 def test_bbr_info_layout() -> None:
@@ -81,13 +85,14 @@ def test_linux_bbr_state_reaches_the_series() -> None:
     C = MBPS * 1e6 / 8
     cfg = tb.TestbedConfig(C, round(C * R), (tb.TestbedFlow(FlowCca("bbr", None), R),
                                              tb.TestbedFlow(FlowCca("cubic", None), R)), 1.0)
-    bbr = [[t, 1448, R, R, 20, C, C * t, C * t, 0, 0, 3e6, 0.041, 1.25, 2.0] for t in (k * 0.005 for k in range(201))]
-    cubic = [[*row[:10], *[math.nan] * 4] for row in bbr]
+    bbr = [[t, 1448, R, R, 20, C, C * t, C * t, 0, 0, math.nan, 3e6, 0.041, 1.25, 2.0]
+           for t in (k * 0.005 for k in range(201))]
+    cubic = [[*row[:10], 14.0, *[math.nan] * 4] for row in bbr]
     res = sim_result(tb.sim_config(cfg), [bbr, cubic])
     state = res.flows[0].state
     assert set(state) == {"linux_btl_bw_Bps", "linux_rtprop_s", "linux_pacing_gain", "linux_cwnd_gain"}
     assert len(state["linux_rtprop_s"]) == len(res.flows[0].time) and state["linux_rtprop_s"][0] == 0.041
-    assert res.flows[1].state == {}
+    assert set(res.flows[1].state) == {"linux_ssthresh_B"} and res.flows[1].state["linux_ssthresh_B"][0] == 14 * 1448
 
 
 def test_line_counts_and_catches_reordering() -> None:
@@ -115,7 +120,7 @@ def test_samples_feed_simulates_metrics() -> None:
     cfg = tb.TestbedConfig(C, round(C * R), (tb.TestbedFlow(FlowCca("reno", None), R),), 2.0)
     pay = payload_rate(C, 1448)
     # a flow that delivers exactly the payload rate with an RTT of 1.5 RTprop
-    rows = [[t, 1448, 1.5 * R, R, 20, pay, pay * t * 1.01, pay * t, 0, 0, *[math.nan] * 4]
+    rows = [[t, 1448, 1.5 * R, R, 20, pay, pay * t * 1.01, pay * t, 0, 0, *[math.nan] * 5]
             for t in (k * 0.001 for k in range(2001))]
     m = metrics(sim_result(tb.sim_config(cfg), [rows]), 0.4)
     assert m.utilization == pytest.approx(1.0, abs=0.01)

@@ -5,8 +5,8 @@ and cwnd the CCA set, the bytes sent, ACKed and lost so far, the latest RTT samp
 the bottleneck's queue at that time, and every state variable of the flow's CCA file
 (BBR's BtlBw estimate, CUBIC's W_max, ...) in the file's own units: a step is one
 RTprop, so ``seconds`` are steps and a ``rate`` is bytes per step.  (A testbed run's
-kernel BBR flows have Linux's estimates instead, in SI units:
-:data:`ccmatic.testbed.results.BBR_STATE`.)  ``.csv`` writes one table (empty cells
+flows have the kernel's state instead, in SI units:
+:data:`ccmatic.testbed.results.KERNEL_STATE`.)  ``.csv`` writes one table (empty cells
 where a flow has no such value); ``.json`` writes one object per flow, with ``null``
 for values not yet defined (strict JSON).
 """

@@ -121,7 +121,7 @@ def send(flows: list[SendFlow], duration: float, dt: float) -> dict[str, Any]:
         if s is not None:
             s.close()
     return {"columns": ["t", "snd_mss", "srtt", "min_rtt", "snd_cwnd", "pacing_rate", "bytes_sent", "bytes_acked",
-                        "bytes_retrans", "reord_seen", *tcpinfo.BBR_COLUMNS], "flows": rows, "final": final}
+                        "bytes_retrans", "reord_seen", "snd_ssthresh", *tcpinfo.BBR_COLUMNS], "flows": rows, "final": final}
 
 
 def main(argv: list[str]) -> int:

@@ -32,10 +32,12 @@ if TYPE_CHECKING:
 #: per frame on the wire, beside the payload: Ethernet 14, IPv4 20, TCP 20 + 12 (timestamps)
 HEADERS = 66  # netns.MTU_OVER_MSS + netns.ETHERNET
 COLUMNS = ("t", "snd_mss", "srtt", "min_rtt", "snd_cwnd", "pacing_rate", "bytes_sent", "bytes_acked",
-           "bytes_retrans", "reord_seen", *BBR_COLUMNS)
-#: Linux BBR's own state in the series (``state.NAME``, SI units), where the flow runs it
-BBR_STATE = {"bbr_bw": "linux_btl_bw_Bps", "bbr_min_rtt": "linux_rtprop_s", "bbr_pacing_gain": "linux_pacing_gain",
-             "bbr_cwnd_gain": "linux_cwnd_gain"}
+           "bytes_retrans", "reord_seen", "snd_ssthresh", *BBR_COLUMNS)
+#: the kernel's own state in the series (``state.NAME``, SI units), where the flow has
+#: it: the slow-start threshold (bytes; once a reduction set it) and Linux BBR's
+#: estimates and gains
+KERNEL_STATE = {"snd_ssthresh": "linux_ssthresh_B", "bbr_bw": "linux_btl_bw_Bps", "bbr_min_rtt": "linux_rtprop_s",
+                "bbr_pacing_gain": "linux_pacing_gain", "bbr_cwnd_gain": "linux_cwnd_gain"}
 
 
 def payload_rate(wire_bytes_per_s: float, mss: float) -> float:
@@ -93,11 +95,11 @@ def _queue(cfg: SimConfig, samples: list[Samples], ends: np.ndarray) -> tuple[np
 
 
 def _record(s: Samples, R: float) -> FlowRecord:
-    """The per-step series (one row per RTprop): rate, window, counters, RTT, and Linux
-    BBR's estimates and gains where the flow runs it."""
+    """The per-step series (one row per RTprop): rate, window, counters, RTT, and the
+    kernel's state where the flow has it (:data:`KERNEL_STATE`)."""
     rec = FlowRecord()
     ts = s.cols["t"]
-    bbr = [c for c in BBR_COLUMNS if not all(math.isnan(x) for x in s.cols[c])]
+    kernel = [c for c in KERNEL_STATE if not all(math.isnan(x) for x in s.cols[c])]
     nxt = ts[0] if len(ts) else math.inf
     for i, t in enumerate(ts):
         if t < nxt:
@@ -114,8 +116,9 @@ def _record(s: Samples, R: float) -> FlowRecord:
         for lst in (rec.c_lo, rec.c_hi, rec.c_lo_lambda, rec.qdel_lo):
             lst.append(math.nan)
         rec.rtt.append(c["srtt"] if c["srtt"] > 0 else math.nan)
-        for name in bbr:
-            rec.state.setdefault(BBR_STATE[name], array("d")).append(c[name])
+        for name in kernel:
+            scale = c["snd_mss"] if name == "snd_ssthresh" else 1.0
+            rec.state.setdefault(KERNEL_STATE[name], array("d")).append(c[name] * scale)
     return rec
 
 
