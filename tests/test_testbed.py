@@ -85,14 +85,37 @@ def test_linux_bbr_state_reaches_the_series() -> None:
     C = MBPS * 1e6 / 8
     cfg = tb.TestbedConfig(C, round(C * R), (tb.TestbedFlow(FlowCca("bbr", None), R),
                                              tb.TestbedFlow(FlowCca("cubic", None), R)), 1.0)
-    bbr = [[t, 1448, R, R, 20, C, C * t, C * t, 0, 0, math.nan, 3e6, 0.041, 1.25, 2.0]
+    bbr = [[t, 1448, R, R, 20, C, C * t, C * t, 0, 0, math.nan, 0, 0, 3e6, 0.041, 1.25, 2.0]
            for t in (k * 0.005 for k in range(201))]
-    cubic = [[*row[:10], 14.0, *[math.nan] * 4] for row in bbr]
+    cubic = [[*row[:10], 14.0, 0, 0, *[math.nan] * 4] for row in bbr]
     res = sim_result(tb.sim_config(cfg), [bbr, cubic])
     state = res.flows[0].state
     assert set(state) == {"linux_btl_bw_Bps", "linux_rtprop_s", "linux_pacing_gain", "linux_cwnd_gain"}
     assert len(state["linux_rtprop_s"]) == len(res.flows[0].time) and state["linux_rtprop_s"][0] == 0.041
     assert set(res.flows[1].state) == {"linux_ssthresh_B"} and res.flows[1].state["linux_ssthresh_B"][0] == 14 * 1448
+
+
+def test_the_observation_check_brackets_each_step() -> None:
+    from ccmatic.testbed.results import COLUMNS
+    from ccmatic.testbed.run import PORT, TestbedRun
+    from ccmatic.testbed.trace_check import check_observations, check_text
+
+    segs, deliv, mss = (COLUMNS.index(c) for c in ("data_segs_out", "delivered", "snd_mss"))
+
+    def sample(t: float, n: int) -> list[float]:
+        row = [0.0] * len(COLUMNS)
+        row[0], row[mss], row[segs], row[deliv] = t, 1000.0, float(n), float(n - 10)
+        return row
+
+    samples = [[sample(0.001 * k, 10 * k) for k in range(100)]]  # 10 segments per ms
+    def run(a_segs: float) -> TestbedRun:
+        step = {"t_s": 50.0 + 0.0305, "port": PORT, "A": a_segs * 1000, "S": (a_segs - 10) * 1000}
+        return TestbedRun(None, {}, {}, {}, {}, [], traces={"p": [step]},  # type: ignore[arg-type]
+                          samples=samples, samples_t0=50.0)
+    good = check_observations(run(303), 1)
+    assert good[0].steps == 1 and good[0].ok and "all within" in check_text(good)
+    bad = check_observations(run(2 * 303), 1)  # e.g. a unit off by two
+    assert bad[0].outside == 1 and bad[0].worst == 2 * 303 - 310 and check_text(bad).startswith("!!!")
 
 
 def test_line_counts_and_catches_reordering() -> None:
@@ -120,7 +143,7 @@ def test_samples_feed_simulates_metrics() -> None:
     cfg = tb.TestbedConfig(C, round(C * R), (tb.TestbedFlow(FlowCca("reno", None), R),), 2.0)
     pay = payload_rate(C, 1448)
     # a flow that delivers exactly the payload rate with an RTT of 1.5 RTprop
-    rows = [[t, 1448, 1.5 * R, R, 20, pay, pay * t * 1.01, pay * t, 0, 0, *[math.nan] * 5]
+    rows = [[t, 1448, 1.5 * R, R, 20, pay, pay * t * 1.01, pay * t, 0, 0, math.nan, 0, 0, *[math.nan] * 4]
             for t in (k * 0.001 for k in range(2001))]
     m = metrics(sim_result(tb.sim_config(cfg), [rows]), 0.4)
     assert m.utilization == pytest.approx(1.0, abs=0.01)
@@ -359,6 +382,7 @@ def test_the_step_trace_of_an_exported_cca(tmp_path: Path) -> None:
                               "--duration", "4", "--trace-cca", str(out))
     assert code == 0, err
     assert f"step trace: {out}" in text
+    assert "the programs' observations match the sockets' counters" in text
     rows = list(csv.DictReader(out.open()))
     steps = sorted(float(r["step_s"]) for r in rows if r["step_s"])
     assert len(rows) >= 100 and rows[0]["cca"] == "cc_qdel"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -41,6 +42,7 @@ from ccmatic.spec.cca import load_cca
 from ccmatic.testbed.ccas import KERNEL, FlowCca
 from ccmatic.testbed.run import TestbedConfig, TestbedError, TestbedFlow, TestbedRun, run
 from ccmatic.testbed.selfcheck import check
+from ccmatic.testbed.trace_check import check_observations, check_text
 from ccmatic.testbed.trace_csv import write_trace
 
 #: the testbed's segment sizes (the links' MTU from 576 to 9,000 bytes)
@@ -126,11 +128,15 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         plot_run(r.result, args.plot, command="testbed")
     if series is not None:
         write_series(r.result, series)
+    obs = check_observations(r, len(cfg.flows)) if traced is not None else None
     if traced is not None:
         write_trace(r, cfg, traced)
     if args.json:
-        out.write(json.dumps({"config": summary(cfg, args, warm, r), "metrics": m.json(), "delay_line": dl.json(),
-                              "bottleneck": r.bottleneck, "senders": r.senders, "raw": r.delay_line}, indent=2) + "\n")
+        doc: dict[str, Any] = {"config": summary(cfg, args, warm, r), "metrics": m.json(), "delay_line": dl.json(),
+                               "bottleneck": r.bottleneck, "senders": r.senders, "raw": r.delay_line}
+        if obs is not None:
+            doc["trace_check"] = [asdict(c) for c in obs]
+        out.write(json.dumps(doc, indent=2) + "\n")
         return 0
     rates = f"C={args.C} Mbit/s" + ("" if cfg.schedule is None else
                                    f" ({describe_schedule(cfg.schedule, args.rate_schedule)})")
@@ -149,8 +155,8 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"  plot: {args.plot}\n")
     if series is not None:
         out.write(f"  series: {series}\n")
-    if traced is not None:
-        out.write(f"  step trace: {traced}\n")
+    if traced is not None and obs is not None:
+        out.write(f"  step trace: {traced}\n  {check_text(obs)}\n")
     return 0
 
 

@@ -121,7 +121,8 @@ def send(flows: list[SendFlow], duration: float, dt: float) -> dict[str, Any]:
         if s is not None:
             s.close()
     return {"columns": ["t", "snd_mss", "srtt", "min_rtt", "snd_cwnd", "pacing_rate", "bytes_sent", "bytes_acked",
-                        "bytes_retrans", "reord_seen", "snd_ssthresh", *tcpinfo.BBR_COLUMNS], "flows": rows, "final": final}
+                        "bytes_retrans", "reord_seen", "snd_ssthresh", "data_segs_out", "delivered", *tcpinfo.BBR_COLUMNS],
+            "flows": rows, "final": final, "t0": t0}
 
 
 def main(argv: list[str]) -> int:

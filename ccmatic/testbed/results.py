@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 #: per frame on the wire, beside the payload: Ethernet 14, IPv4 20, TCP 20 + 12 (timestamps)
 HEADERS = 66  # netns.MTU_OVER_MSS + netns.ETHERNET
 COLUMNS = ("t", "snd_mss", "srtt", "min_rtt", "snd_cwnd", "pacing_rate", "bytes_sent", "bytes_acked",
-           "bytes_retrans", "reord_seen", "snd_ssthresh", *BBR_COLUMNS)
+           "bytes_retrans", "reord_seen", "snd_ssthresh", "data_segs_out", "delivered", *BBR_COLUMNS)
 #: the kernel's own state in the series (``state.NAME``, SI units), where the flow has
 #: it: the slow-start threshold (bytes; once a reduction set it) and Linux BBR's
 #: estimates and gains

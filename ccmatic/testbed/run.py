@@ -80,6 +80,11 @@ class TestbedRun:
     removed_stale: list[str] = field(default_factory=list)
     #: per exported program (kernel name), its steps (:func:`ccmatic.export.trace.read`)
     traces: dict[str, list[dict[str, float]]] = field(default_factory=dict)
+    #: per flow, the sender's ``tcp_info`` rows (:data:`ccmatic.testbed.results.COLUMNS`),
+    #: and the monotonic clock's reading at their time 0 (the kernel's clock, which the
+    #: step traces use too)
+    samples: list[list[list[float]]] = field(default_factory=list)
+    samples_t0: float = 0.0
 
 
 def missing(exported: bool) -> str | None:
@@ -220,4 +225,4 @@ def _transfer(cfg: TestbedConfig, net: netns.Net, kids: Children, names: list[st
     line = json.loads(kids.stop(dl).strip().splitlines()[-1])
     devices = {"a": netns.link_stats(net.ns("d"), a), "b": netns.link_stats(net.ns("d"), b)}
     return TestbedRun(sim_result(sim_config(cfg), sent["flows"]), line, netns.qdisc_stats(net), devices,
-                      summary(sent["flows"]), names, stale)
+                      summary(sent["flows"]), names, stale, samples=sent["flows"], samples_t0=float(sent["t0"]))

@@ -24,7 +24,7 @@ LAYOUT = struct.Struct("<8B24I4Q6I4Q2I2Q4I")
 SIZE = LAYOUT.size  # 232
 FIELDS = {  # name: index in the unpacked tuple
     "ca_state": 1, "snd_mss": 10, "lost": 14, "rtt_us": 23, "snd_ssthresh": 25, "snd_cwnd": 26, "total_retrans": 31,
-    "pacing_rate": 32, "bytes_acked": 34, "min_rtt_us": 39, "delivered": 46, "bytes_sent": 48,
+    "pacing_rate": 32, "bytes_acked": 34, "min_rtt_us": 39, "data_segs_out": 41, "delivered": 46, "bytes_sent": 48,
     "bytes_retrans": 49, "reord_seen": 51,
 }
 
@@ -47,10 +47,13 @@ class TcpInfo:
     bytes_retrans: int
     reord_seen: int      # reordering events the sender detected
     snd_ssthresh: float = math.nan  # packets; NaN while Linux's is "infinite" (no reduction yet)
+    data_segs_out: int = 0  # data segments sent, retransmissions included
+    delivered: int = 0      # segments delivered (ACKed or SACKed)
 
     def row(self) -> list[float]:
         return [self.snd_mss, self.srtt, self.min_rtt, self.snd_cwnd, self.pacing_rate, self.bytes_sent,
-                self.bytes_acked, self.bytes_retrans, self.reord_seen, self.snd_ssthresh]
+                self.bytes_acked, self.bytes_retrans, self.reord_seen, self.snd_ssthresh, self.data_segs_out,
+                self.delivered]
 
 
 def parse(raw: bytes) -> TcpInfo:
@@ -62,7 +65,8 @@ def parse(raw: bytes) -> TcpInfo:
     ssthresh = f("snd_ssthresh")
     return TcpInfo(f("snd_mss"), f("rtt_us") / 1e6, f("min_rtt_us") / 1e6, f("snd_cwnd"), f("pacing_rate"),
                    f("bytes_sent"), f("bytes_acked"), f("bytes_retrans"), f("reord_seen"),
-                   math.nan if ssthresh >= INFINITE_SSTHRESH else float(ssthresh))
+                   math.nan if ssthresh >= INFINITE_SSTHRESH else float(ssthresh), f("data_segs_out"),
+                   f("delivered"))
 
 
 def read(sock: socket.socket) -> TcpInfo:
