@@ -96,20 +96,19 @@ def test_linux_bbr_state_reaches_the_series() -> None:
 
 
 def test_the_observation_check_brackets_each_step() -> None:
-    from ccmatic.testbed.results import COLUMNS
     from ccmatic.testbed.run import PORT, TestbedRun
     from ccmatic.testbed.trace_check import check_observations, check_text
 
-    segs, deliv, mss = (COLUMNS.index(c) for c in ("data_segs_out", "delivered", "snd_mss"))
+    segs, deliv, mss = (tcpinfo.SAMPLE.index(c) for c in ("data_segs_out", "delivered", "snd_mss"))
 
     def sample(t: float, n: int) -> list[float]:
-        row = [0.0] * len(COLUMNS)
+        row = [0.0] * len(tcpinfo.SAMPLE)
         row[0], row[mss], row[segs], row[deliv] = t, 1000.0, float(n), float(n - 10)
         return row
 
     samples = [[sample(0.001 * k, 10 * k) for k in range(100)]]  # 10 segments per ms
     def run(a_segs: float) -> TestbedRun:
-        step = {"t_s": 50.0 + 0.0305, "port": PORT, "A": a_segs * 1000, "S": (a_segs - 10) * 1000}
+        step = {"t_s": 50.0 + 0.0305, "port": PORT, "k": 1, "A": a_segs * 1000, "S": (a_segs - 10) * 1000}
         return TestbedRun(None, {}, {}, {}, {}, [], traces={"p": [step]},  # type: ignore[arg-type]
                           samples=samples, samples_t0=50.0)
     good = check_observations(run(303), 1)

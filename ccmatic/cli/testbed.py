@@ -128,9 +128,10 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         plot_run(r.result, args.plot, command="testbed")
     if series is not None:
         write_series(r.result, series)
-    obs = check_observations(r, len(cfg.flows)) if traced is not None else None
+    obs = None
     if traced is not None:
         write_trace(r, cfg, traced)
+        obs = check_observations(r, len(cfg.flows))
     if args.json:
         doc: dict[str, Any] = {"config": summary(cfg, args, warm, r), "metrics": m.json(), "delay_line": dl.json(),
                                "bottleneck": r.bottleneck, "senders": r.senders, "raw": r.delay_line}

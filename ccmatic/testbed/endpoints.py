@@ -94,8 +94,8 @@ def _connect(f: SendFlow) -> socket.socket:
 
 
 def send(flows: list[SendFlow], duration: float, dt: float) -> dict[str, Any]:
-    """Run the flows; per flow, rows of (t, *TcpInfo.row(), *BBR's state) every dt from
-    its start."""
+    """Run the flows; per flow, its samples (:data:`ccmatic.testbed.tcpinfo.SAMPLE`)
+    every dt from its start, and the monotonic clock's reading at t = 0."""
     t0 = time.monotonic()
     end = t0 + duration
     socks: list[socket.socket | None] = [None] * len(flows)
@@ -111,18 +111,15 @@ def send(flows: list[SendFlow], duration: float, dt: float) -> dict[str, Any]:
                 pumps.append(th)
             cur = socks[i]
             if cur is not None:
-                rows[i].append([time.monotonic() - t0, *tcpinfo.read(cur).row(), *tcpinfo.read_bbr(cur)])
+                rows[i].append(tcpinfo.sample(cur, time.monotonic() - t0))
         tick += 1
         time.sleep(max(0.0, t0 + tick * dt - time.monotonic()))
     for th in pumps:
         th.join(timeout=2.0)
-    final = [tcpinfo.read(s).row() if s is not None else None for s in socks]
     for s in socks:
         if s is not None:
             s.close()
-    return {"columns": ["t", "snd_mss", "srtt", "min_rtt", "snd_cwnd", "pacing_rate", "bytes_sent", "bytes_acked",
-                        "bytes_retrans", "reord_seen", "snd_ssthresh", "data_segs_out", "delivered", *tcpinfo.BBR_COLUMNS],
-            "flows": rows, "final": final, "t0": t0}
+    return {"columns": tcpinfo.SAMPLE, "flows": rows, "t0": t0}
 
 
 def main(argv: list[str]) -> int:

@@ -24,15 +24,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ccmatic.sim.records import FlowRecord, RttSamples, SimConfig, SimResult
-from ccmatic.testbed.tcpinfo import BBR_COLUMNS
+from ccmatic.testbed.tcpinfo import SAMPLE
 
 if TYPE_CHECKING:
     import numpy as np
 
 #: per frame on the wire, beside the payload: Ethernet 14, IPv4 20, TCP 20 + 12 (timestamps)
 HEADERS = 66  # netns.MTU_OVER_MSS + netns.ETHERNET
-COLUMNS = ("t", "snd_mss", "srtt", "min_rtt", "snd_cwnd", "pacing_rate", "bytes_sent", "bytes_acked",
-           "bytes_retrans", "reord_seen", "snd_ssthresh", "data_segs_out", "delivered", *BBR_COLUMNS)
 #: the kernel's own state in the series (``state.NAME``, SI units), where the flow has
 #: it: the slow-start threshold (bytes; once a reduction set it) and Linux BBR's
 #: estimates and gains
@@ -47,7 +45,7 @@ def payload_rate(wire_bytes_per_s: float, mss: float) -> float:
 
 @dataclass(frozen=True)
 class Samples:
-    """One flow's samples: ``cols[name]`` is a column of :data:`COLUMNS`."""
+    """One flow's samples: ``cols[name]`` is a column of :data:`~ccmatic.testbed.tcpinfo.SAMPLE`."""
 
     cols: dict[str, np.ndarray]
 
@@ -55,8 +53,8 @@ class Samples:
     def of(rows: list[list[float]]) -> Samples:
         import numpy as np  # large, and only the simulation commands need it
 
-        a = np.array(rows, dtype=float).reshape(-1, len(COLUMNS))
-        return Samples({c: a[:, i] for i, c in enumerate(COLUMNS)})
+        a = np.array(rows, dtype=float).reshape(-1, len(SAMPLE))
+        return Samples({c: a[:, i] for i, c in enumerate(SAMPLE)})
 
     def at(self, name: str, t: np.ndarray) -> np.ndarray:
         import numpy as np
@@ -151,6 +149,6 @@ def reordering(rows: list[list[list[float]]]) -> list[int]:
 
 def summary(rows: list[list[list[float]]]) -> dict[str, Any]:
     """Per flow: its samples, the reordering the kernel saw, and its segment size."""
-    mss = COLUMNS.index("snd_mss")
+    mss = SAMPLE.index("snd_mss")
     return {"samples": [len(r) for r in rows], "reord_seen": reordering(rows),
             "snd_mss": [int(r[-1][mss]) if r else None for r in rows]}

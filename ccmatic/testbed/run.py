@@ -80,11 +80,22 @@ class TestbedRun:
     removed_stale: list[str] = field(default_factory=list)
     #: per exported program (kernel name), its steps (:func:`ccmatic.export.trace.read`)
     traces: dict[str, list[dict[str, float]]] = field(default_factory=dict)
-    #: per flow, the sender's ``tcp_info`` rows (:data:`ccmatic.testbed.results.COLUMNS`),
-    #: and the monotonic clock's reading at their time 0 (the kernel's clock, which the
-    #: step traces use too)
+    #: per flow, the sender's samples (:data:`ccmatic.testbed.tcpinfo.SAMPLE`), and the
+    #: monotonic clock's reading at their time 0 (the kernel's clock, which the step
+    #: traces use too)
     samples: list[list[list[float]]] = field(default_factory=list)
     samples_t0: float = 0.0
+
+    def steps_by_flow(self, flows: int) -> dict[int, list[dict[str, float]]]:
+        """The traced steps of each of the first ``flows`` flows (by its port), in step
+        order."""
+        out: dict[int, list[dict[str, float]]] = {}
+        for steps in self.traces.values():
+            for row in steps:
+                i = int(row["port"]) - PORT
+                if 0 <= i < flows:
+                    out.setdefault(i, []).append(row)
+        return {i: sorted(rows, key=lambda row: row["k"]) for i, rows in sorted(out.items())}
 
 
 def missing(exported: bool) -> str | None:

@@ -51,9 +51,13 @@ class TcpInfo:
     delivered: int = 0      # segments delivered (ACKed or SACKed)
 
     def row(self) -> list[float]:
-        return [self.snd_mss, self.srtt, self.min_rtt, self.snd_cwnd, self.pacing_rate, self.bytes_sent,
-                self.bytes_acked, self.bytes_retrans, self.reord_seen, self.snd_ssthresh, self.data_segs_out,
-                self.delivered]
+        """The fields of :data:`ROW`, in its order."""
+        return [getattr(self, name) for name in ROW]
+
+
+#: what :meth:`TcpInfo.row` gives, in this order
+ROW = ("snd_mss", "srtt", "min_rtt", "snd_cwnd", "pacing_rate", "bytes_sent", "bytes_acked", "bytes_retrans",
+       "reord_seen", "snd_ssthresh", "data_segs_out", "delivered")
 
 
 def parse(raw: bytes) -> TcpInfo:
@@ -90,3 +94,12 @@ def parse_bbr(raw: bytes) -> list[float]:
 
 def read_bbr(sock: socket.socket) -> list[float]:
     return parse_bbr(sock.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, 64))
+
+
+#: one sample of a socket, as the testbed's sender takes it (:func:`sample`)
+SAMPLE = ("t", *ROW, *BBR_COLUMNS)
+
+
+def sample(sock: socket.socket, t: float) -> list[float]:
+    """The socket's :data:`SAMPLE` at time ``t``."""
+    return [t, *read(sock).row(), *read_bbr(sock)]

@@ -15,10 +15,10 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from ccmatic.testbed.results import COLUMNS
-from ccmatic.testbed.run import PORT, TestbedRun
+from ccmatic.testbed.run import TestbedRun
+from ccmatic.testbed.tcpinfo import SAMPLE
 
-_SEGS, _DELIVERED, _MSS = (COLUMNS.index(c) for c in ("data_segs_out", "delivered", "snd_mss"))
+_SEGS, _DELIVERED, _MSS = (SAMPLE.index(c) for c in ("data_segs_out", "delivered", "snd_mss"))
 
 
 @dataclass(frozen=True)
@@ -38,14 +38,8 @@ class ObservationCheck:
 
 def check_observations(r: TestbedRun, flows: int) -> list[ObservationCheck]:
     """Per traced flow, its steps against its ``tcp_info`` samples (module doc)."""
-    by_flow: dict[int, list[dict[str, float]]] = {}
-    for steps in r.traces.values():
-        for row in steps:
-            i = int(row["port"]) - PORT
-            if 0 <= i < flows:
-                by_flow.setdefault(i, []).append(row)
     out = []
-    for i, steps in sorted(by_flow.items()):
+    for i, steps in r.steps_by_flow(flows).items():
         samples = r.samples[i]
         times = [r.samples_t0 + s[0] for s in samples]
         n = outside = 0

@@ -10,7 +10,7 @@ import io
 from pathlib import Path
 
 from ccmatic.core.files import atomic_write
-from ccmatic.testbed.run import PORT, TestbedConfig, TestbedRun
+from ccmatic.testbed.run import TestbedConfig, TestbedRun
 
 PER_STEP = ("c_lo", "c_hi", "c_lo_lambda", "rate")
 COLUMNS = ("flow", "cca", "k", "time_s", "step_s", "A_B", "S_B", "Ld_B", "rtt_steps", "qdel_lo_steps",
@@ -22,18 +22,14 @@ def write_trace(r: TestbedRun, cfg: TestbedConfig, path: Path) -> None:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(COLUMNS)
-    flows = {PORT + i: i for i in range(len(cfg.flows))}
-    rows = sorted((row for steps in r.traces.values() for row in steps if row["port"] in flows),
-                  key=lambda row: (flows[int(row["port"])], row["k"]))
-    start: dict[int, float] = {}
-    for row in rows:
-        i = flows[int(row["port"])]
+    for i, steps in r.steps_by_flow(len(cfg.flows)).items():
         f = cfg.flows[i]
-        t0 = start.setdefault(i, row["t_s"])
-        per_s = {k: row[k] / f.R for k in PER_STEP}
+        t0 = steps[0]["t_s"]
         name = f.cca.name if f.cca.program is None else f.cca.program.name
-        w.writerow([i, name, int(row["k"]), f"{row['t_s'] - t0:.6f}", f"{row['step_s']:.6f}" if row["k"] > 1
-                    else "", row["A"], row["S"], row["Ld"], f"{row['rtt']:.5f}", row["qdel_lo"], row["qdel_hi"],
-                    f"{per_s['c_lo']:.1f}", f"{per_s['c_hi']:.1f}", f"{per_s['c_lo_lambda']:.1f}", row["q_hi"],
-                    f"{per_s['rate']:.1f}", int(row["cwnd_pkts"]), int(row["pacing_bps"])])
+        for row in steps:
+            per_s = {k: row[k] / f.R for k in PER_STEP}
+            w.writerow([i, name, int(row["k"]), f"{row['t_s'] - t0:.6f}", f"{row['step_s']:.6f}" if row["k"] > 1
+                        else "", row["A"], row["S"], row["Ld"], f"{row['rtt']:.5f}", row["qdel_lo"], row["qdel_hi"],
+                        f"{per_s['c_lo']:.1f}", f"{per_s['c_hi']:.1f}", f"{per_s['c_lo_lambda']:.1f}", row["q_hi"],
+                        f"{per_s['rate']:.1f}", int(row["cwnd_pkts"]), int(row["pacing_bps"])])
     atomic_write(path, buf.getvalue())
