@@ -95,6 +95,36 @@ def test_linux_bbr_state_reaches_the_series() -> None:
     assert set(res.flows[1].state) == {"linux_ssthresh_B"} and res.flows[1].state["linux_ssthresh_B"][0] == 14 * 1448
 
 
+def test_plot_state_draws_the_kernels_own_state(tmp_path: Path) -> None:
+    """``--plot-state`` panels for the kernel's state: BBR's estimate in Mbit/s and its
+    RTprop in ms, drawn for the flow that has them only; names it does not sample and
+    a missing --plot are refused in one line (before any root check)."""
+    from ccmatic.io.sim_plots import run_figure
+    from ccmatic.testbed.results import KERNEL_STATE_UNITS
+
+    C = MBPS * 1e6 / 8
+    cfg = tb.TestbedConfig(C, round(C * R), (tb.TestbedFlow(FlowCca("bbr", None), R),
+                                             tb.TestbedFlow(FlowCca("cubic", None), R)), 1.0)
+    bbr = [[t, 1448, R, R, 20, C, C * t, C * t, 0, 0, math.nan, 0, 0, 3e6, 0.041, 1.25, 2.0]
+           for t in (k * 0.005 for k in range(201))]
+    cubic = [[*row[:10], 14.0, 0, 0, *[math.nan] * 4] for row in bbr]
+    res = sim_result(tb.sim_config(cfg), [bbr, cubic])
+    fig = run_figure(res, ("linux_btl_bw_Bps", "linux_rtprop_s"), "testbed", KERNEL_STATE_UNITS)
+    try:
+        bw, rt = fig.axes[-2], fig.axes[-1]
+        assert bw.get_ylabel() == "linux_btl_bw_Bps (Mbit/s)" and rt.get_ylabel() == "linux_rtprop_s (ms)"
+        assert len(bw.get_lines()) == 1 and bw.get_lines()[0].get_ydata()[0] == pytest.approx(24.0)
+        assert rt.get_lines()[0].get_ydata()[0] == pytest.approx(41.0)
+    finally:
+        import matplotlib.pyplot as plt
+        plt.close(fig)
+    plot = str(tmp_path / "p.png")
+    for argv, words in ((["--plot", plot, "--plot-state", "btl_bw"], "samples no state 'btl_bw'"),
+                        (["--plot-state", "linux_rtprop_s"], "adds panels to a plot")):
+        code, _out, err = run_cli("testbed", "bbr", *argv)
+        assert code == 2 and err.count("\n") == 1 and words in err, err
+
+
 def test_the_observation_check_brackets_each_step() -> None:
     from ccmatic.testbed.run import PORT, TestbedRun
     from ccmatic.testbed.trace_check import check_observations, check_text

@@ -40,6 +40,7 @@ from ccmatic.sim.links import LINK_KINDS
 from ccmatic.sim.metrics import metrics
 from ccmatic.spec.cca import load_cca
 from ccmatic.testbed.ccas import KERNEL, FlowCca
+from ccmatic.testbed.results import KERNEL_STATE_UNITS
 from ccmatic.testbed.run import TestbedConfig, TestbedError, TestbedFlow, TestbedRun, run
 from ccmatic.testbed.selfcheck import check
 from ccmatic.testbed.trace_check import check_observations, check_text
@@ -101,10 +102,25 @@ def segment_size(text: str) -> int:
     return int(mss)
 
 
+def plot_states(text: str | None, plotting: bool) -> tuple[str, ...]:
+    """``--plot-state``: the kernel's own state variables to plot, a panel each."""
+    if text is None:
+        return ()
+    if not plotting:
+        raise SpecError(Loc("--plot-state"), "--plot-state adds panels to a plot", "give --plot FILE.png too")
+    names = tuple(n.strip() for n in text.split(","))
+    for n in names:
+        if n not in KERNEL_STATE_UNITS:
+            raise SpecError(Loc("--plot-state"), f"the testbed samples no state {n!r}",
+                            f"use one of {', '.join(KERNEL_STATE_UNITS)}")
+    return names
+
+
 def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cfg, warm = config(args)
     if args.plot:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
+    states = plot_states(args.plot_state, bool(args.plot))
     series = output_file("--series", args.series, SERIES_SUFFIXES) if args.series else None
     traced = output_file("--trace-cca", args.trace_cca, (".csv",)) if args.trace_cca else None
 
@@ -125,7 +141,7 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         say("warning: the delay line ran without a real-time priority (SCHED_FIFO refused): on a busy machine its "
             "frames may leave late (see its 'late p99')")
     if args.plot:
-        plot_run(r.result, args.plot, command="testbed")
+        plot_run(r.result, args.plot, states, "testbed", KERNEL_STATE_UNITS)
     if series is not None:
         write_series(r.result, series)
     obs = None
@@ -198,6 +214,8 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
     s.add_argument("--warmup", default=None, help="seconds excluded from the metrics (default 20%% of the run)")
     s.add_argument("--seed", type=int, default=0, help="seed of the delay line's random delays")
     s.add_argument("--plot", metavar="FILE.png", help="plot rates, cwnd, queue, RTT and losses over time")
+    s.add_argument("--plot-state", metavar="NAME[,NAME]", help="with --plot: a panel per kernel state variable "
+                   f"({', '.join(KERNEL_STATE_UNITS)}), for the flows that have it")
     s.add_argument("--series", metavar="FILE.csv", help="per-flow time series, one row per RTprop (.csv or .json)")
     s.add_argument("--trace-cca", metavar="FILE.csv", help="the exported CCAs' steps as the kernel ran them: "
                    "each step's length, observations, beliefs and decisions")

@@ -5,6 +5,7 @@ each flow's CCA in legends outside the axes, and gives every axis its unit."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -14,11 +15,12 @@ from ccmatic.io.figures import flow_labels, legend_right, plot_path, pyplot, sav
 from ccmatic.sim.records import SimConfig, SimResult
 
 
-def plot_run(res: SimResult, path: str | Path, states: tuple[str, ...] = (), command: str = "simulate") -> Path:
+def plot_run(res: SimResult, path: str | Path, states: tuple[str, ...] = (), command: str = "simulate",
+             units: Mapping[str, tuple[float, str]] | None = None) -> Path:
     """``simulate --plot`` (and ``testbed --plot``: ``command``): :func:`run_figure`,
     written to ``path``."""
     p = plot_path(path)
-    return save(run_figure(res, states, command), p)
+    return save(run_figure(res, states, command, units), p)
 
 
 def _ms(xs: set[float]) -> str:
@@ -46,12 +48,14 @@ def _step_text(cfg: SimConfig) -> str:
     return f"step = RTprop = {_ms(Rs)}" if len(Rs) == 1 else "step = the flow's RTprop"
 
 
-def run_figure(res: SimResult, states: tuple[str, ...] = (), command: str = "simulate") -> Any:
+def run_figure(res: SimResult, states: tuple[str, ...] = (), command: str = "simulate",
+               units: Mapping[str, tuple[float, str]] | None = None) -> Any:
     """Sending rate and cwnd per flow against C, the bottleneck queue, RTT samples,
-    packets lost per CCA step, and one panel per named CCA state variable (per flow
-    that has it, converted to ms, kB or Mbit/s from the CCA's steps, bytes and bytes
-    per step).  Flows are named by their CCA (``bbr1 #0``; grouped by CCA beyond four
-    flows); legends sit right of their panel."""
+    packets lost per CCA step, and one panel per named state variable (per flow that
+    has it: a CCA's, converted to ms, kB or Mbit/s from the CCA's steps, bytes and
+    bytes per step; or one measured outside a CCA, such as the kernel's own state in
+    a testbed run, scaled as ``units`` says).  Flows are named by their CCA (``bbr1
+    #0``; grouped by CCA beyond four flows); legends sit right of their panel."""
     plt = pyplot()
     cfg = res.config
     colors, labels, grouped = flow_labels([f.cca.name for f in cfg.flows])
@@ -63,7 +67,7 @@ def run_figure(res: SimResult, states: tuple[str, ...] = (), command: str = "sim
     _rtt_panel(axes[2], res, colors, labels, grouped)
     _loss_panel(axes[3], res, colors, labels, grouped)
     for ax, name in zip(axes[4:], states, strict=True):
-        _state_panel(ax, res, name, colors, labels, grouped)
+        _state_panel(ax, res, name, colors, labels, grouped, (units or {}).get(name))
     axes[-1].set_xlabel("time (s)")
     for a in axes:
         a.grid(alpha=0.3)
@@ -163,21 +167,27 @@ def _loss_panel(ax: Any, res: SimResult, colors: list[str], labels: list[str], g
     legend_right(ax, _flow_handles(ax, labels), title=f"{_step_text(cfg)},\npacket = {cfg.mss:g} bytes")
 
 
-def _state_panel(ax: Any, res: SimResult, name: str, colors: list[str], labels: list[str], grouped: bool) -> None:
-    """A CCA state variable per flow, from the CCA's units (steps, bytes, bytes per
-    step) to the plot's (ms, kB, Mbit/s)."""
+def _state_panel(ax: Any, res: SimResult, name: str, colors: list[str], labels: list[str], grouped: bool,
+                 given: tuple[float, str] | None = None) -> None:
+    """A state variable per flow: a CCA's, from its units (steps, bytes, bytes per
+    step) to the plot's (ms, kB, Mbit/s); or one in the ``given`` (scale, unit)."""
     import numpy as np
 
     cfg = res.config
-    unit = "value"
+    unit = "value" if given is None else given[1]
     for f, rec in enumerate(res.flows):
         decl = next((s for s in cfg.flows[f].cca.states if s.name == name), None)
-        if name not in rec.state or decl is None:
+        if name not in rec.state:
             continue
-        scale, unit = _state_unit(decl.unit, cfg.flows[f].R)
+        if decl is not None:
+            scale, unit = _state_unit(decl.unit, cfg.flows[f].R)
+        elif given is not None:
+            scale, unit = given
+        else:
+            continue
         ax.plot(rec.time, np.array(rec.state[name]) * scale, lw=_lw(grouped, 0.8), color=colors[f], label=labels[f])
     ax.set_ylabel(f"{name} ({unit})")
-    legend_right(ax, _flow_handles(ax, labels), title=f"CCA state '{name}'")
+    legend_right(ax, _flow_handles(ax, labels), title=f"CCA state '{name}'" if given is None else f"state '{name}'")
 
 
 def _state_unit(unit: Any, R: float) -> tuple[float, str]:

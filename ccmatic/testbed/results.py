@@ -36,6 +36,10 @@ HEADERS = 66  # netns.MTU_OVER_MSS + netns.ETHERNET
 #: estimates and gains
 KERNEL_STATE = {"snd_ssthresh": "linux_ssthresh_B", "bbr_bw": "linux_btl_bw_Bps", "bbr_min_rtt": "linux_rtprop_s",
                 "bbr_pacing_gain": "linux_pacing_gain", "bbr_cwnd_gain": "linux_cwnd_gain"}
+#: how ``testbed --plot-state`` shows each: (scale from its SI unit, the plot's unit)
+KERNEL_STATE_UNITS = {"linux_ssthresh_B": (1e-3, "kB"), "linux_btl_bw_Bps": (8e-6, "Mbit/s"),
+                      "linux_rtprop_s": (1e3, "ms"), "linux_pacing_gain": (1.0, "gain"),
+                      "linux_cwnd_gain": (1.0, "gain")}
 
 
 def payload_rate(wire_bytes_per_s: float, mss: float) -> float:
