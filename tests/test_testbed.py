@@ -27,6 +27,7 @@ from ccmatic.cli.main import main, parse
 from ccmatic.export import build
 from ccmatic.sim.links import RateSchedule
 from ccmatic.sim.metrics import metrics
+from ccmatic.sim.records import SimResult
 from ccmatic.spec.cca import load_cca
 from ccmatic.testbed import netns, tcpinfo
 from ccmatic.testbed import run as tb
@@ -81,14 +82,20 @@ def test_bbr_info_layout() -> None:
     assert all(math.isnan(x) for x in tcpinfo.parse_bbr(b""))  # CUBIC, Reno, an exported CCA
 
 
-def test_linux_bbr_state_reaches_the_series() -> None:
+def _bbr_and_cubic_samples() -> SimResult:
+    """A second of samples of the kernel's bbr (BtlBw 3 MB/s, RTprop 41 ms, gains 1.25
+    and 2) and cubic (ssthresh 14 segments) flows, as the sender reports them."""
     C = MBPS * 1e6 / 8
     cfg = tb.TestbedConfig(C, round(C * R), (tb.TestbedFlow(FlowCca("bbr", None), R),
                                              tb.TestbedFlow(FlowCca("cubic", None), R)), 1.0)
     bbr = [[t, 1448, R, R, 20, C, C * t, C * t, 0, 0, math.nan, 0, 0, 3e6, 0.041, 1.25, 2.0]
            for t in (k * 0.005 for k in range(201))]
     cubic = [[*row[:10], 14.0, 0, 0, *[math.nan] * 4] for row in bbr]
-    res = sim_result(tb.sim_config(cfg), [bbr, cubic])
+    return sim_result(tb.sim_config(cfg), [bbr, cubic])
+
+
+def test_linux_bbr_state_reaches_the_series() -> None:
+    res = _bbr_and_cubic_samples()
     state = res.flows[0].state
     assert set(state) == {"linux_btl_bw_Bps", "linux_rtprop_s", "linux_pacing_gain", "linux_cwnd_gain"}
     assert len(state["linux_rtprop_s"]) == len(res.flows[0].time) and state["linux_rtprop_s"][0] == 0.041
@@ -102,13 +109,7 @@ def test_plot_state_draws_the_kernels_own_state(tmp_path: Path) -> None:
     from ccmatic.io.sim_plots import run_figure
     from ccmatic.testbed.results import KERNEL_STATE_UNITS
 
-    C = MBPS * 1e6 / 8
-    cfg = tb.TestbedConfig(C, round(C * R), (tb.TestbedFlow(FlowCca("bbr", None), R),
-                                             tb.TestbedFlow(FlowCca("cubic", None), R)), 1.0)
-    bbr = [[t, 1448, R, R, 20, C, C * t, C * t, 0, 0, math.nan, 0, 0, 3e6, 0.041, 1.25, 2.0]
-           for t in (k * 0.005 for k in range(201))]
-    cubic = [[*row[:10], 14.0, 0, 0, *[math.nan] * 4] for row in bbr]
-    res = sim_result(tb.sim_config(cfg), [bbr, cubic])
+    res = _bbr_and_cubic_samples()
     fig = run_figure(res, ("linux_btl_bw_Bps", "linux_rtprop_s"), "testbed", KERNEL_STATE_UNITS)
     try:
         bw, rt = fig.axes[-2], fig.axes[-1]
