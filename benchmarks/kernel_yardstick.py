@@ -13,8 +13,9 @@ Experiments (defaults in brackets; --duration overrides every run's length):
   (benchmarks/ns3_dumbbell.py; needs ``pip install -e '.[ns3]'``) and Mishra et al.'s
   model (``theory.bbr_vs_cubic_share``);
 * ``b``: N = 2, 4, 8 BBRv1 flows on a 1/4-BDP buffer, 50 Mbit/s, 40 ms [60 s]:
-  utilization, loss rate against the fluid model's (N − 1)/5N, Jain's index; the
-  model's per-flow bandwidth estimate 5/(4N + 1) beside it;
+  utilization, loss rate against the fluid model's (N − 1)/5N, Jain's index; each
+  flow's BBR bandwidth estimate (runs with ``--series``: the kernel's own, read with
+  TCP_CC_INFO; bbr1.cca's) against the model's 5/(4N + 1);
 * ``c``: one Reno flow on a 1-BDP buffer [60 s]: throughput over Mathis et al.'s
   1.22·MSS/(RTT·√p), p = the loss rate (retransmitted / sent bytes), RTT the mean;
 * ``d``: BBRv1 on a 1/4-BDP buffer with ACK aggregation (D = R = 40 ms), C = 12 to
@@ -35,12 +36,14 @@ markdown, progress and the exact commands to stderr; --json keeps every run.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -92,9 +95,10 @@ def leftovers(pid: int) -> list[str]:
     return out
 
 
-def ccmatic(kind: str, argv: list[str]) -> dict[str, Any] | None:
-    """``ccmatic testbed|simulate ARGV --json``: its JSON (None, and a line, on failure)."""
-    cmd = [CCMATIC, kind, *argv, "--json"]
+def ccmatic(kind: str, argv: list[str], series: Path | None = None) -> dict[str, Any] | None:
+    """``ccmatic testbed|simulate ARGV --json [--series FILE]``: its JSON (None, and a
+    line, on failure); with a series, each BBR flow's mean estimates under ``"bbr"``."""
+    cmd = [CCMATIC, kind, *argv, "--json", *(["--series", str(series)] if series else [])]
     shown = "ccmatic " + " ".join([kind, *argv])
     print(f"  $ {shown}", file=sys.stderr, flush=True)
     t0 = time.monotonic()
@@ -118,11 +122,32 @@ def ccmatic(kind: str, argv: list[str]) -> dict[str, Any] | None:
     if kind == "testbed":
         entry["bottleneck"] = data["bottleneck"]
         entry["delay_line"] = data["delay_line"]
+    if series is not None:
+        data["bbr"] = entry["bbr"] = bbr_estimates(data, series, kind)
     return data
 
 
-def runs(kind: str, argv: list[str], n: int, first: int = 0) -> list[dict[str, Any]]:
-    out = [ccmatic(kind, [*argv, "--seed", str(s)]) for s in range(first, first + n)]
+def bbr_estimates(data: dict[str, Any], series: Path, kind: str) -> dict[str, list[float]]:
+    """Each flow's mean BBR bandwidth estimate (over the payload rate C) and RTprop
+    estimate (s) after the warm-up: Linux's, read with TCP_CC_INFO, in the kernel;
+    templates/bbr1.cca's state (bytes per step, steps) in the simulator."""
+    cfg = data["config"]
+    C = cfg["C_payload_bytes_per_s" if kind == "testbed" else "C_bytes_per_s"]
+    bw_col, rt_col = ("linux_btl_bw_Bps", "linux_rtprop_s") if kind == "testbed" else ("btl_bw", "rtprop")
+    per: dict[str, tuple[list[float], list[float]]] = {}
+    for r in csv.DictReader(series.open()):
+        if float(r["time_s"]) >= cfg["warmup_s"] and r.get(f"state.{bw_col}"):
+            step = 1.0 if kind == "testbed" else cfg["flows"][int(r["flow"])]["R_s"]
+            bw, rt = per.setdefault(r["flow"], ([], []))
+            bw.append(float(r[f"state.{bw_col}"]) / step / C)
+            rt.append(float(r[f"state.{rt_col}"]) * step)
+    return {"btl_bw_over_C": [mean(v[0]) for _, v in sorted(per.items())],
+            "rtprop_s": [mean(v[1]) for _, v in sorted(per.items())]}
+
+
+def runs(kind: str, argv: list[str], n: int, first: int = 0, series: Path | None = None) -> list[dict[str, Any]]:
+    out = [ccmatic(kind, [*argv, "--seed", str(s)], series and series / f"{kind}-{s}.csv")
+           for s in range(first, first + n)]
     return [d for d in out if d is not None]
 
 
@@ -149,11 +174,11 @@ def tbf_drop_rate(d: dict[str, Any]) -> float:
     return drops / max(1, sent + drops)
 
 
-def side_runs(o: Opts, default: float, make: Callable[[float], tuple[list[str], list[str]]]
-              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def side_runs(o: Opts, default: float, make: Callable[[float], tuple[list[str], list[str]]],
+              series: Path | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The kernel's runs (``make(kernel duration)[0]``), then the simulator's (``[1]``)."""
-    k = runs("testbed", make(o.kdur(default))[0], o.seeds, o.first_seed) if o.want("kernel") else []
-    s = runs("simulate", make(o.dur(default))[1], o.sim_seeds) if o.want("sim") else []
+    k = runs("testbed", make(o.kdur(default))[0], o.seeds, o.first_seed, series) if o.want("kernel") else []
+    s = runs("simulate", make(o.dur(default))[1], o.sim_seeds, 0, series) if o.want("sim") else []
     return k, s
 
 
@@ -221,19 +246,23 @@ def exp_b(o: Opts) -> dict[str, Any]:
         def make(t: float, n: int = n) -> tuple[list[str], list[str]]:
             common = ["--flows", str(n), "--C", "50", "--R", "40", "--buffer", "0.25", "--duration", f"{t:g}"]
             return ["bbr", *common], ["templates/bbr1.cca", *common]
-        k, s = side_runs(o, 60, make)
+        with tempfile.TemporaryDirectory() as tmp:
+            k, s = side_runs(o, 60, make, Path(tmp))
         r: dict[str, Any] = {"N": n, "kernel_util": [d["metrics"]["utilization"] for d in k],
              "sim_util": [d["metrics"]["utilization"] for d in s],
              "kernel_loss": [d["metrics"]["loss_rate"] for d in k], "kernel_tbf_drops": [tbf_drop_rate(d) for d in k],
              "sim_loss": [d["metrics"]["loss_rate"] for d in s], "model_loss": theory.bbr_shallow_buffer_loss(n),
              "kernel_jain": [d["metrics"]["jain"] for d in k], "sim_jain": [d["metrics"]["jain"] for d in s],
-             "model_estimate": theory.bbr_shallow_buffer_estimate(n)}
+             "model_estimate": theory.bbr_shallow_buffer_estimate(n),
+             "kernel_estimate": [x for d in k for x in d["bbr"]["btl_bw_over_C"]],
+             "sim_estimate": [x for d in s for x in d["bbr"]["btl_bw_over_C"]]}
         out.append(r)
         rows.append([str(n), fig(r["kernel_util"]), fig(r["sim_util"]), fig(r["kernel_loss"], ".3f"),
                      fig(r["kernel_tbf_drops"], ".3f"), fig(r["sim_loss"], ".3f"), f"{r['model_loss']:.3f}",
-                     fig(r["kernel_jain"], ".3f"), fig(r["sim_jain"], ".3f"), f"{r['model_estimate']:.3f}"])
+                     fig(r["kernel_jain"], ".3f"), fig(r["sim_jain"], ".3f"), fig(r["kernel_estimate"], ".3f"),
+                     fig(r["sim_estimate"], ".3f"), f"{r['model_estimate']:.3f}"])
     table(["N", "util kernel", "util sim", "loss kernel (retrans)", "loss kernel (tbf drops)", "loss sim",
-           "model (N−1)/5N", "Jain kernel", "Jain sim", "model estimate 5/(4N+1)"], rows)
+           "model (N−1)/5N", "Jain kernel", "Jain sim", "estimate kernel", "estimate sim", "model estimate 5/(4N+1)"], rows)
     return {"rows": out}
 
 

@@ -31,6 +31,23 @@ def test_figures_show_runs_and_spread() -> None:
     assert ky.fig([0.3, 0.5]) == "0.40 ± 0.10 (2)"
 
 
+def test_bbr_estimates_from_either_series(tmp_path: Path) -> None:
+    """Each flow's mean BBR estimate after the warm-up, over the payload rate: the
+    kernel's in bytes per second and seconds, the simulator's in bytes per step and
+    steps (R = 40 ms); rows before the warm-up and flows without the state left out."""
+    kernel = tmp_path / "k.csv"
+    kernel.write_text("flow,cca,time_s,state.linux_btl_bw_Bps,state.linux_rtprop_s\n"
+                      "0,bbr,0.5,9000000,0.1\n0,bbr,2.0,3000000,0.040\n0,bbr,3.0,1500000,0.042\n"
+                      "1,cubic,2.0,,\n")
+    k = ky.bbr_estimates({"config": {"C_payload_bytes_per_s": 6e6, "warmup_s": 1.0}}, kernel, "testbed")
+    assert k["btl_bw_over_C"] == pytest.approx([0.375]) and k["rtprop_s"] == pytest.approx([0.041])
+    sim = tmp_path / "s.csv"
+    sim.write_text("flow,cca,time_s,state.btl_bw,state.rtprop\n0,bbr1,2.0,120000,1.0\n1,bbr1,2.0,60000,1.5\n")
+    cfg = {"C_bytes_per_s": 6e6, "warmup_s": 1.0, "flows": [{"R_s": 0.04}, {"R_s": 0.04}]}
+    s = ky.bbr_estimates({"config": cfg}, sim, "simulate")
+    assert s["btl_bw_over_C"] == pytest.approx([0.5, 0.25]) and s["rtprop_s"] == pytest.approx([0.04, 0.06])
+
+
 def _run(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(ROOT / "benchmarks" / "kernel_yardstick.py"), *argv],
                           capture_output=True, text=True, cwd=ROOT, check=False)
