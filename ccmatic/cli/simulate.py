@@ -37,6 +37,7 @@ from ccmatic.io.sim_args import (
     load_sim_cca,
     milliseconds,
     named_flows,
+    plot_state_names,
     positive_number,
     rate_schedule,
 )
@@ -61,17 +62,9 @@ def buffer_bytes(text: str, bdp: float, mss: float) -> float | None:
 
 def plot_states(args: argparse.Namespace, progs: list[CcaProgram]) -> tuple[str, ...]:
     """The state variables ``--plot-state`` names: each must be one of some flow's CCA."""
-    if args.plot_state is None:
-        return ()
-    if not args.plot:
-        raise SpecError(Loc("--plot-state"), "--plot-state adds panels to a plot", "give --plot FILE.png too")
     known = sorted({st.name for p in progs for st in p.states})
-    names = tuple(n.strip() for n in args.plot_state.split(","))
-    for n in names:
-        if n not in known:
-            raise SpecError(Loc("--plot-state"), f"no simulated CCA has a state variable {n!r}",
-                            f"use one of {', '.join(known)}" if known else "these CCAs have no state variables")
-    return names
+    return plot_state_names(args.plot_state, bool(args.plot), known, "no simulated CCA has a state variable",
+                            "these CCAs have no state variables")
 
 
 def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

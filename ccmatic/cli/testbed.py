@@ -29,6 +29,7 @@ from ccmatic.io.sim_args import (
     link_kind,
     milliseconds,
     named_flows,
+    plot_state_names,
     positive_number,
     rate_schedule,
 )
@@ -102,25 +103,12 @@ def segment_size(text: str) -> int:
     return int(mss)
 
 
-def plot_states(text: str | None, plotting: bool) -> tuple[str, ...]:
-    """``--plot-state``: the kernel's own state variables to plot, a panel each."""
-    if text is None:
-        return ()
-    if not plotting:
-        raise SpecError(Loc("--plot-state"), "--plot-state adds panels to a plot", "give --plot FILE.png too")
-    names = tuple(n.strip() for n in text.split(","))
-    for n in names:
-        if n not in KERNEL_STATE_UNITS:
-            raise SpecError(Loc("--plot-state"), f"the testbed samples no state {n!r}",
-                            f"use one of {', '.join(KERNEL_STATE_UNITS)}")
-    return names
-
-
 def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cfg, warm = config(args)
     if args.plot:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
-    states = plot_states(args.plot_state, bool(args.plot))
+    states = plot_state_names(args.plot_state, bool(args.plot), tuple(KERNEL_STATE_UNITS),
+                              "the testbed samples no state", "")
     series = output_file("--series", args.series, SERIES_SUFFIXES) if args.series else None
     traced = output_file("--trace-cca", args.trace_cca, (".csv",)) if args.trace_cca else None
 

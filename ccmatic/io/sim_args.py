@@ -156,6 +156,22 @@ def check_buffer(b: float, bdp: float, mss: float) -> None:
                         f"give at least {mss / bdp:.3g} BDP (one packet) here, or 'inf'")
 
 
+def plot_state_names(text: str | None, plotting: bool, known: Sequence[str], unknown: str,
+                     none: str) -> tuple[str, ...]:
+    """``--plot-state NAME[,NAME]`` (``simulate`` and ``testbed``, with ``--plot``): the
+    names, each one of ``known``; another is refused with ``unknown`` and the name, and
+    the hint lists ``known`` (``none`` when it is empty)."""
+    if text is None:
+        return ()
+    if not plotting:
+        raise SpecError(Loc("--plot-state"), "--plot-state adds panels to a plot", "give --plot FILE.png too")
+    names = tuple(n.strip() for n in text.split(","))
+    for n in names:
+        if n not in known:
+            raise SpecError(Loc("--plot-state"), f"{unknown} {n!r}", f"use one of {', '.join(known)}" if known else none)
+    return names
+
+
 def load_sim_cca(lib: Library, name: str) -> CcaProgram:
     prog = load_cca(lib.require("templates", name))
     if prog.is_template:

@@ -33,13 +33,13 @@ if TYPE_CHECKING:
 HEADERS = 66  # netns.MTU_OVER_MSS + netns.ETHERNET
 #: the kernel's own state in the series (``state.NAME``, SI units), where the flow has
 #: it: the slow-start threshold (bytes; once a reduction set it) and Linux BBR's
-#: estimates and gains
-KERNEL_STATE = {"snd_ssthresh": "linux_ssthresh_B", "bbr_bw": "linux_btl_bw_Bps", "bbr_min_rtt": "linux_rtprop_s",
-                "bbr_pacing_gain": "linux_pacing_gain", "bbr_cwnd_gain": "linux_cwnd_gain"}
-#: how ``testbed --plot-state`` shows each: (scale from its SI unit, the plot's unit)
-KERNEL_STATE_UNITS = {"linux_ssthresh_B": (1e-3, "kB"), "linux_btl_bw_Bps": (8e-6, "Mbit/s"),
-                      "linux_rtprop_s": (1e3, "ms"), "linux_pacing_gain": (1.0, "gain"),
-                      "linux_cwnd_gain": (1.0, "gain")}
+#: estimates and gains; per sample column, its name in the series and how ``testbed
+#: --plot-state`` shows it (scale from its SI unit, the plot's unit)
+KERNEL_STATE = {"snd_ssthresh": ("linux_ssthresh_B", 1e-3, "kB"), "bbr_bw": ("linux_btl_bw_Bps", 8e-6, "Mbit/s"),
+                "bbr_min_rtt": ("linux_rtprop_s", 1e3, "ms"), "bbr_pacing_gain": ("linux_pacing_gain", 1.0, "gain"),
+                "bbr_cwnd_gain": ("linux_cwnd_gain", 1.0, "gain")}
+#: the series' names of :data:`KERNEL_STATE`, each with its (scale, unit) for plots
+KERNEL_STATE_UNITS = {name: (scale, unit) for name, scale, unit in KERNEL_STATE.values()}
 
 
 def payload_rate(wire_bytes_per_s: float, mss: float) -> float:
@@ -120,7 +120,7 @@ def _record(s: Samples, R: float) -> FlowRecord:
         rec.rtt.append(c["srtt"] if c["srtt"] > 0 else math.nan)
         for name in kernel:
             scale = c["snd_mss"] if name == "snd_ssthresh" else 1.0
-            rec.state.setdefault(KERNEL_STATE[name], array("d")).append(c[name] * scale)
+            rec.state.setdefault(KERNEL_STATE[name][0], array("d")).append(c[name] * scale)
     return rec
 
 
