@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from fractions import Fraction as F
 from itertools import pairwise
@@ -114,11 +114,12 @@ def test_unconfirmed_premises_are_unknown(monkeypatch: pytest.MonkeyPatch) -> No
     alone), the result is unknown, not proved."""
     real = Session.check
 
-    def check(self: Session, extra: Iterable[Tagged] = (), rlimit: int | None = None) -> Any:
+    def check(self: Session, extra: Iterable[Tagged] = (), rlimit: int | None = None,
+              assuming: Sequence[Tagged] = ()) -> Any:
         extra = list(extra)
-        if not any(tag == "negated property" for tag, _c in extra):
+        if not any(tag == "negated property" for tag, _c in [*extra, *assuming]):
             return SolverUnknown("timeout")
-        return real(self, extra, rlimit)
+        return real(self, extra, rlimit, assuming)
 
     monkeypatch.setattr(Session, "check", check)
     rep = run(CCAC, 5, SERVICE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import threading
 import time
 from dataclasses import replace
@@ -15,6 +16,7 @@ from ccmatic.cli.common import (
     dump_smt2_option,
     exit_code,
     input_lines,
+    jobs_arg,
     library,
     load_query_arg,
     print_warnings,
@@ -22,6 +24,7 @@ from ccmatic.cli.common import (
     scenario_inputs,
     solver_options,
 )
+from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import PLOT_SUFFIXES, output_file
 from ccmatic.core.options import VERIFY_TIMEOUT_S
 from ccmatic.core.results import Counterexample
@@ -32,7 +35,7 @@ from ccmatic.spec.source import read_source
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    opts = run_options(args)
+    opts = replace(run_options(args), rival=solvers(args) > 1)
     if args.plot:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
     q = load_query_arg(args, args.query)
@@ -103,11 +106,28 @@ class Heartbeat:
             self._thread.join()
 
 
+#: the most solvers a verification races (engine/rival.py: the run's and a rival)
+MAX_SOLVERS = 2
+
+
+def solvers(args: argparse.Namespace) -> int:
+    """--jobs: 1 or 2 solvers (default 2 where this process may use two cores or more)."""
+    n = jobs_arg(args, min(MAX_SOLVERS, len(os.sched_getaffinity(0))))
+    if n > MAX_SOLVERS:
+        raise SpecError(Loc("--jobs"), f"verify races at most {MAX_SOLVERS} solvers, got --jobs {n}",
+                        "use --jobs 1 or 2")
+    return n
+
+
 def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
     v = sub.add_parser("verify", parents=[common, solver_options(timeout=VERIFY_TIMEOUT_S)],
                        help=summary)
     v.add_argument("query", help="query file or name (see 'ccmatic list')")
     v.add_argument("--plot", metavar="FILE.png", help="plot the counterexample (or witness) to this file")
     v.add_argument("--cca", metavar="FILE", help="check this CCA instead of the query's (e.g. a synth solution)")
+    v.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="solvers racing the deciding check: 1, or 2 (default on two cores or more) for a second "
+                        "solver on another core, with another seed, whose proof ends the check; a counterexample "
+                        "always comes from the first")
     dump_smt2_option(v)
     v.set_defaults(handler=cmd_verify)

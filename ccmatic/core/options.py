@@ -26,6 +26,9 @@ class RunOptions:
     timeout_s: float | None = CHECK_TIMEOUT_S  # one solver check
     seed: int = 0
     dump_smt2: Path | None = None  # folder for <query>.smt2 (None: nothing written)
+    # verify: race the deciding check with a second solver on another core, whose
+    # proof (unsat) ends it (engine/rival.py; ``verify --jobs 2``)
+    rival: bool = False
 
 
 VerifierMode = Literal["incremental", "fresh"]

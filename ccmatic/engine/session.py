@@ -8,9 +8,10 @@ into verdicts (proved, counterexample, unknown) is the job of the algorithms abo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Protocol
 
 import z3
 
@@ -42,10 +43,11 @@ def set_timeout(s: z3.Solver, timeout_s: float | None) -> None:
     s.set("timeout", NO_TIMEOUT_MS if timeout_s is None else max(1, min(NO_TIMEOUT_MS, int(timeout_s * 1000))))
 
 
-def clear_interrupt() -> None:
-    """Consume a pending ``interrupt()`` of Z3's main context: Z3 keeps it until the
-    next check, and meanwhile rejects e.g. ``push`` ("push canceled")."""
-    z3.Solver().check()
+def clear_interrupt(ctx: z3.Context | None = None) -> None:
+    """Consume a pending ``interrupt()`` of a Z3 context (default: the main one): Z3
+    keeps it until the next check, and meanwhile rejects e.g. ``push`` ("push
+    canceled")."""
+    z3.Solver(ctx=ctx).check()
 
 
 @dataclass(frozen=True)
@@ -66,15 +68,29 @@ class SolverUnknown:
 Answer = Sat | Unsat | SolverUnknown
 
 
+class Guard(Protocol):
+    """Runs a session's checks, and may end one early with an answer of its own
+    (:class:`ccmatic.engine.rival.Rival`: a proof found by a second solver)."""
+
+    def run(self, s: z3.Solver, check: Callable[[], Answer]) -> Answer: ...
+
+    def decided(self) -> bool:
+        """Whether the guard has shown the check unsat itself (then every check it
+        runs answers unsat)."""
+        ...
+
+
 class Session:
     """A solver holding base constraints; checks happen in pushed scopes."""
 
     def __init__(self, base: Iterable[Tagged], timeout_s: float | None, seed: int, logic: str | None = LOGIC,
-                 solver: z3.Solver | None = None) -> None:
-        """``solver``: start from this (configured) solver instead of a new one."""
+                 solver: z3.Solver | None = None, guard: Guard | None = None) -> None:
+        """``solver``: start from this (configured) solver instead of a new one;
+        ``guard``: runs every check (:meth:`check`)."""
         self.solver = solver if solver is not None else make_solver(timeout_s, seed, logic)
         self.seed = seed
         self.timeout_s = timeout_s
+        self.guard = guard
         assert_all(self.solver, base)
 
     def fork(self, extra: Iterable[Tagged], timeout_s: float | None) -> Session:
@@ -83,6 +99,13 @@ class Session:
         state), at a fraction of the cost of adding every constraint again."""
         copy = _configure(self.solver.translate(self.solver.ctx), timeout_s, self.seed)
         return Session(extra, timeout_s, self.seed, solver=copy)
+
+    def copy_into(self, ctx: z3.Context, seed: int) -> z3.Solver:
+        """A configured solver of another Z3 context (one that another thread may
+        check in) holding these constraints, with ``seed``.  Copy only a session that
+        never checked (then the copy is fresh), and not while another thread uses
+        this session's context."""
+        return _configure(self.solver.translate(ctx), self.timeout_s, seed)
 
     @contextmanager
     def scope(self) -> Iterator[z3.Solver]:
@@ -96,20 +119,35 @@ class Session:
         """A check under assumptions: nothing is added, so no scope is needed."""
         return answer(self.solver, assumptions)
 
-    def check(self, extra: Iterable[Tagged] = (), rlimit: int | None = None) -> Answer:
-        """``rlimit``: this check also stops (unknown) after so many of Z3's resource
-        units (deterministic, unlike a time limit: the same answer on a loaded
-        machine)."""
+    def check(self, extra: Iterable[Tagged] = (), rlimit: int | None = None,
+              assuming: Sequence[Tagged] = ()) -> Answer:
+        """Check with ``extra`` added in a scope (popped after) and under the
+        ``assuming`` formulas as assumptions (nothing added: without ``extra`` no
+        scope is pushed).  ``rlimit``: this check also stops (unknown) after so many
+        of Z3's resource units (deterministic, unlike a time limit: the same answer on
+        a loaded machine)."""
+        extra = list(extra)
+        assumptions = [c for _tag, c in assuming]
+        if not extra:
+            return self._bounded(self.solver, assumptions, rlimit)
         with self.scope() as s:
             assert_all(s, extra)
-            if rlimit is None:
-                return answer(s)
-            before = rlimit_count(s)
-            with resource_limit(s.ctx, rlimit):
-                r = answer(s)
-            if isinstance(r, SolverUnknown) and rlimit_count(s) - before >= rlimit:
-                return SolverUnknown(OUT_OF_RESOURCES)  # Z3 says only "canceled", as for an interrupt
-            return r
+            return self._bounded(s, assumptions, rlimit)
+
+    def _bounded(self, s: z3.Solver, assumptions: list[z3.BoolRef], rlimit: int | None) -> Answer:
+        if rlimit is None:
+            return self._answer(s, assumptions)
+        before = rlimit_count(s)
+        with resource_limit(s.ctx, rlimit):
+            r = self._answer(s, assumptions)
+        if isinstance(r, SolverUnknown) and rlimit_count(s) - before >= rlimit:
+            return SolverUnknown(OUT_OF_RESOURCES)  # Z3 says only "canceled", as for an interrupt
+        return r
+
+    def _answer(self, s: z3.Solver, assumptions: list[z3.BoolRef]) -> Answer:
+        if self.guard is None:
+            return answer(s, assumptions)
+        return self.guard.run(s, lambda: answer(s, assumptions))
 
 
 def assert_all(s: z3.Solver, constraints: Iterable[Tagged]) -> None:

@@ -27,6 +27,7 @@ from ccmatic.encode.problem import Problem, build
 from ccmatic.encode.trace import Tagged
 from ccmatic.engine.extract import extract
 from ccmatic.engine.recheck import FormulaCache, RecheckError, recheck
+from ccmatic.engine.rival import RIVAL_MIN_CONSTRAINTS, Rival
 from ccmatic.engine.session import Answer, Sat, Session, SolverUnknown, Unsat, out_of_resources
 from ccmatic.engine.smt2 import dump_check
 from ccmatic.engine.witness import FIRST_SLICE_RLIMIT, confirm_trace, steady_counterexample
@@ -138,7 +139,14 @@ def solve(prob: Problem, prop: z3.BoolRef, opts: RunOptions, network: Session | 
     sess = Session(prob.base(), opts.timeout_s, opts.seed) if network is None else \
         network.fork(prob.cca.constraints.items, opts.timeout_s)
     neg: list[Tagged] = [("negated property", z3.Not(prop))]
-    r = decide(sess, neg, prob)
+    rival = Rival(sess, neg) if opts.rival and len(prob.base()) >= RIVAL_MIN_CONSTRAINTS else None
+    sess.guard = rival
+    try:
+        r = decide(sess, neg, prob)
+    finally:
+        sess.guard = None
+        if rival is not None:
+            rival.stop()
     if isinstance(r, SolverUnknown):
         return Unknown(f"solver returned unknown ({r.reason})")
     if isinstance(r, Sat):
@@ -154,17 +162,18 @@ def decide(sess: Session, neg: list[Tagged], prob: Problem) -> Answer:
     whole check runs under the run's own limit, in a fresh solver: resumed in the
     session of the spent slice it took 3x as long (CCAC's Copa question at T = 30,
     idle: 39 s against 13 s, docs/performance.md).  Every slice is bounded in Z3's
-    resource units, so the answer does not depend on the machine's load."""
+    resource units, so the answer does not depend on the machine's load.  Every check
+    runs under ``sess.guard`` (a :class:`~ccmatic.engine.rival.Rival`, if any)."""
     period = prob.scenario.periodic
     if not period:
-        return sess.check(neg)
-    first = sess.check(neg, rlimit=FIRST_SLICE_RLIMIT)
+        return sess.check(assuming=neg)
+    first = sess.check(assuming=neg, rlimit=FIRST_SLICE_RLIMIT)
     if not (isinstance(first, SolverUnknown) and out_of_resources(first)):
         return first
-    found = steady_counterexample(prob.base(), neg, prob.trace, period, sess.timeout_s, sess.seed)
+    found = steady_counterexample(prob.base(), neg, prob.trace, period, sess.timeout_s, sess.seed, sess.guard)
     if found is not None:
         return found
-    return Session(prob.base(), sess.timeout_s, sess.seed).check(neg)
+    return Session(prob.base(), sess.timeout_s, sess.seed, guard=sess.guard).check(assuming=neg)
 
 
 def confirm_proved(sess: Session, prob: Problem) -> Outcome:

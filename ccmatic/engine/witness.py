@@ -45,7 +45,7 @@ import z3
 from ccmatic.core.results import TraceBy
 from ccmatic.encode.trace import SymbolicTrace, Tagged
 from ccmatic.engine.recheck import RecheckError, recheck
-from ccmatic.engine.session import Answer, Sat, Session
+from ccmatic.engine.session import Answer, Guard, Sat, Session, Unsat
 
 #: the steady-state check's budget in Z3's resource units (deterministic; about 3 s of
 #: one core of the 2026 test machine on CCAC's Copa question, where the check found
@@ -123,14 +123,17 @@ def witness_shapes(T: int, period: int) -> list[tuple[int, int]]:
 
 
 def steady_counterexample(base: list[Tagged], neg: list[Tagged], tr: SymbolicTrace, period: int,
-                          timeout_s: float | None, seed: int) -> Sat | None:
+                          timeout_s: float | None, seed: int, guard: Guard | None = None) -> Answer | None:
     """A model of ``base`` and ``neg`` that is a steady state of one of
     :func:`witness_shapes`, each tried in a solver of its own (no state learned by an
     earlier check steers it) under :data:`WITNESS_RLIMIT`; None if none is found.
-    (The caller re-checks it exactly and replays it, as every counterexample.)"""
+    (The caller re-checks it exactly and replays it, as every counterexample.)  Unsat
+    if ``guard`` ends a check with it (a rival's proof: then there is no
+    counterexample at all)."""
     for k, s0 in witness_shapes(tr.T, period):
-        r = Session(base, timeout_s, seed).check([*neg, *steady_state(tr, k, s0)], rlimit=WITNESS_RLIMIT)
-        if isinstance(r, Sat):
+        r = Session(base, timeout_s, seed, guard=guard).check([*neg, *steady_state(tr, k, s0)],
+                                                              rlimit=WITNESS_RLIMIT)
+        if isinstance(r, Sat) or (isinstance(r, Unsat) and guard is not None and guard.decided()):
             return r
     return None
 

@@ -1,0 +1,96 @@
+"""The second solver of ``verify --jobs 2`` (``ccmatic.engine.rival``): its proof ends
+the run's check (unsat), its sat is ignored (a counterexample comes from the run's
+own checks), the run's context is usable after the
+interrupt, and no thread is left behind."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from fractions import Fraction as F
+
+import helpers
+import pytest
+import z3
+
+from ccmatic.core.model import ModelConfig
+from ccmatic.core.options import RunOptions
+from ccmatic.core.results import Counterexample, Proved
+from ccmatic.engine import verify as verify_mod
+from ccmatic.engine.rival import Rival
+from ccmatic.engine.session import Sat, Session, Unsat, answer
+from ccmatic.engine.verify import verify
+
+OPTS = RunOptions(timeout_s=60, seed=0)
+CCAC = ModelConfig(name="ccac", family="ccac", compose=True, C=F(100), R=1, D=1, mss_max_bdp=F(1, 5))
+
+
+def pigeons(n: int, ctx: z3.Context | None = None) -> list[z3.BoolRef]:
+    """n + 1 pigeons in n holes: unsat, and hard for the solver from n = 9 or so."""
+    p = [[z3.Bool(f"p{i}_{j}", ctx) for j in range(n)] for i in range(n + 1)]
+    out = [z3.Or(*row) for row in p]
+    out += [z3.Or(z3.Not(p[i][j]), z3.Not(p[k][j])) for j in range(n) for i in range(n + 1) for k in range(i)]
+    return out
+
+
+def rival_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "ccmatic-rival"]
+
+
+def test_rival_proof_ends_the_runs_check() -> None:
+    """The rival proves a small pigeonhole problem while the run's solver is inside a
+    far harder one: the run's check returns unsat at once, and its context takes the
+    next check normally (the interrupt was consumed)."""
+    sess = Session([("php", c) for c in pigeons(6)], 60, 0)
+    rival = Rival(sess, [])
+    hard = z3.SolverFor("QF_LRA")
+    hard.add(*pigeons(12))
+    t0 = time.perf_counter()
+    try:
+        r = rival.run(hard, lambda: answer(hard))
+    finally:
+        rival.stop()
+    assert isinstance(r, Unsat) and rival.decided()
+    assert time.perf_counter() - t0 < 20  # the 12-hole problem alone takes far longer
+    again = z3.Solver()
+    again.add(z3.Int("x") > 0)
+    assert again.check() == z3.sat  # no interrupt left pending on the main context
+    assert not rival_threads()
+
+
+def test_rival_sat_is_ignored() -> None:
+    """A rival whose check is sat proves nothing: the run's own answer stands."""
+    x = z3.Real("x")
+    sess = Session([("x", x > 0)], 60, 0)
+    rival = Rival(sess, [])
+    try:
+        s = z3.SolverFor("QF_LRA")
+        s.add(x > 1)
+        r = rival.run(s, lambda: answer(s))
+    finally:
+        rival.stop()
+    assert isinstance(r, Sat) and not rival.decided()
+    assert not rival_threads()
+
+
+@pytest.fixture
+def rival_always(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(verify_mod, "RIVAL_MIN_CONSTRAINTS", 0)
+
+
+def test_verify_with_a_rival_proves_the_same(rival_always: None) -> None:
+    q = helpers.query(CCAC, 6, "S[T-1] - S[0] <= C * (T - 1 + D)")
+    alone, raced = verify(q, OPTS), verify(q, replace(OPTS, rival=True))
+    assert isinstance(alone.outcome, Proved) and isinstance(raced.outcome, Proved)
+    assert not rival_threads()
+
+
+def test_rival_does_not_turn_a_counterexample_into_a_proof(rival_always: None) -> None:
+    """A rival's sat is ignored and the run's own check finds the counterexample
+    (re-checked and replayed); a tight pair: the bound it breaks holds one step later."""
+    broken = verify(helpers.query(CCAC, 6, "S[T-1] - S[0] <= C * (T - 2 - D)"), replace(OPTS, rival=True))
+    assert isinstance(broken.outcome, Counterexample)
+    holds = verify(helpers.query(CCAC, 6, "S[T-1] - S[0] <= C * (T - 1 + D)"), replace(OPTS, rival=True))
+    assert isinstance(holds.outcome, Proved)
+    assert not rival_threads()
