@@ -6,7 +6,9 @@ fresh solver, median 6.8 s (docs/performance.md).  With two cores, ``ccmatic
 verify`` (``--jobs 2``, its default on a machine with two cores or more) runs the same
 check a second time, from the start, in a fresh solver of its own Z3 context with
 another seed (the run's seed + :data:`RIVAL_SEED_OFFSET`), in a thread (Z3 releases
-Python's lock while it checks).  On this machine two checks slow each other down by
+Python's lock while it checks), with the negated property as an assumption (over
+seeds 0-9 at T = 30 such a check took 5.4 s at the median, against 10.3 s with the
+property asserted).  On this machine two checks slow each other down by
 5–8%, so the question costs about the lesser of two draws.
 
 Only an *unsat* of the rival counts: it ends whatever check of the deciding step is
@@ -44,11 +46,13 @@ from ccmatic.engine.session import Answer, Sat, Session, Unsat, clear_interrupt
 RIVAL_SEED_OFFSET = 1000
 
 #: a rival is started only for a check of at least this many constraints.  Starting
-#: one costs the run 25 ms or so (the constraints copied into the rival's context,
-#: its thread), a tenth of a verification at T = 10; every check measured below this
-#: size (CCAC's three questions at T = 10 and 15, cc_qdel at T = 10) was decided in
-#: tenths of a second, or is a counterexample, which a rival cannot give
-RIVAL_MIN_CONSTRAINTS = 2000
+#: one costs the run some tens of milliseconds (the constraints copied into the
+#: rival's context, its thread) and the run's own check slows down by 5-8% while both
+#: run.  CCAC's Copa question at T = 20 (3,177 constraints), which its first slice
+#: decides in about a second, took 0.1 s longer with a rival (median of seeds 0-5);
+#: at T = 30 (7,012) the rival cut the median over seeds 0-9 from 9.2 to 7.4 s and
+#: the worst from 21.4 to 12.3 s (docs/performance.md, "A second solver")
+RIVAL_MIN_CONSTRAINTS = 4000
 
 
 class Rival:

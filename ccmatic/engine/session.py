@@ -119,35 +119,23 @@ class Session:
         """A check under assumptions: nothing is added, so no scope is needed."""
         return answer(self.solver, assumptions)
 
-    def check(self, extra: Iterable[Tagged] = (), rlimit: int | None = None,
-              assuming: Sequence[Tagged] = ()) -> Answer:
-        """Check with ``extra`` added in a scope (popped after) and under the
-        ``assuming`` formulas as assumptions (nothing added: without ``extra`` no
-        scope is pushed).  ``rlimit``: this check also stops (unknown) after so many
-        of Z3's resource units (deterministic, unlike a time limit: the same answer on
-        a loaded machine)."""
-        extra = list(extra)
-        assumptions = [c for _tag, c in assuming]
-        if not extra:
-            return self._bounded(self.solver, assumptions, rlimit)
+    def check(self, extra: Iterable[Tagged] = (), rlimit: int | None = None) -> Answer:
+        """``rlimit``: this check also stops (unknown) after so many of Z3's resource
+        units (deterministic, unlike a time limit: the same answer on a loaded
+        machine)."""
         with self.scope() as s:
             assert_all(s, extra)
-            return self._bounded(s, assumptions, rlimit)
+            if rlimit is None:
+                return self._answer(s)
+            before = rlimit_count(s)
+            with resource_limit(s.ctx, rlimit):
+                r = self._answer(s)
+            if isinstance(r, SolverUnknown) and rlimit_count(s) - before >= rlimit:
+                return SolverUnknown(OUT_OF_RESOURCES)  # Z3 says only "canceled", as for an interrupt
+            return r
 
-    def _bounded(self, s: z3.Solver, assumptions: list[z3.BoolRef], rlimit: int | None) -> Answer:
-        if rlimit is None:
-            return self._answer(s, assumptions)
-        before = rlimit_count(s)
-        with resource_limit(s.ctx, rlimit):
-            r = self._answer(s, assumptions)
-        if isinstance(r, SolverUnknown) and rlimit_count(s) - before >= rlimit:
-            return SolverUnknown(OUT_OF_RESOURCES)  # Z3 says only "canceled", as for an interrupt
-        return r
-
-    def _answer(self, s: z3.Solver, assumptions: list[z3.BoolRef]) -> Answer:
-        if self.guard is None:
-            return answer(s, assumptions)
-        return self.guard.run(s, lambda: answer(s, assumptions))
+    def _answer(self, s: z3.Solver) -> Answer:
+        return answer(s) if self.guard is None else self.guard.run(s, lambda: answer(s))
 
 
 def assert_all(s: z3.Solver, constraints: Iterable[Tagged]) -> None:

@@ -166,14 +166,14 @@ def decide(sess: Session, neg: list[Tagged], prob: Problem) -> Answer:
     runs under ``sess.guard`` (a :class:`~ccmatic.engine.rival.Rival`, if any)."""
     period = prob.scenario.periodic
     if not period:
-        return sess.check(assuming=neg)
-    first = sess.check(assuming=neg, rlimit=FIRST_SLICE_RLIMIT)
+        return sess.check(neg)
+    first = sess.check(neg, rlimit=FIRST_SLICE_RLIMIT)
     if not (isinstance(first, SolverUnknown) and out_of_resources(first)):
         return first
     found = steady_counterexample(prob.base(), neg, prob.trace, period, sess.timeout_s, sess.seed, sess.guard)
     if found is not None:
         return found
-    return Session(prob.base(), sess.timeout_s, sess.seed, guard=sess.guard).check(assuming=neg)
+    return Session(prob.base(), sess.timeout_s, sess.seed, guard=sess.guard).check(neg)
 
 
 def confirm_proved(sess: Session, prob: Problem) -> Outcome:
