@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import math
 import re
 import shutil
 import subprocess
@@ -47,8 +46,10 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from statistics import mean, pstdev
+from statistics import mean
 from typing import Any
+
+from yardstick_figures import fig, slope, table
 
 ROOT = Path(__file__).resolve().parent.parent
 CCMATIC = str(Path(sys.executable).parent / "ccmatic")
@@ -149,23 +150,6 @@ def runs(kind: str, argv: list[str], n: int, first: int = 0, series: Path | None
     out = [ccmatic(kind, [*argv, "--seed", str(s)], series and series / f"{kind}-{s}.csv")
            for s in range(first, first + n)]
     return [d for d in out if d is not None]
-
-
-def fig(xs: list[float], fmt: str = ".2f") -> str:
-    """Mean ± population sd over seeds (the seeds' count when more than one)."""
-    if not xs:
-        return "–"
-    if len(xs) == 1:
-        return format(xs[0], fmt)
-    return f"{format(mean(xs), fmt)} ± {format(pstdev(xs), fmt)} ({len(xs)})"
-
-
-def table(head: list[str], rows: list[list[str]]) -> None:
-    print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
-    print(flush=True)
 
 
 def tbf_drop_rate(d: dict[str, Any]) -> float:
@@ -296,15 +280,6 @@ def exp_c(o: Opts) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- (d) BBR loss vs BDP, ACK aggregation
-
-def slope(xs: list[float], ys: list[float]) -> float | None:
-    pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys) if y > 0]
-    if len(pts) < 2:
-        return None
-    mx, my = mean(p[0] for p in pts), mean(p[1] for p in pts)
-    den = sum((p[0] - mx) ** 2 for p in pts)
-    return sum((p[0] - mx) * (p[1] - my) for p in pts) / den
-
 
 def exp_d(o: Opts) -> dict[str, Any]:
     T = o.kdur(60)
