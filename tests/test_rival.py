@@ -74,6 +74,28 @@ def test_rival_sat_is_ignored() -> None:
     assert not rival_threads()
 
 
+def test_rival_proving_after_the_runs_sat_leaves_the_run_alone() -> None:
+    """The run's check is sat (the rival disagrees, as a wrong solver would) and the
+    rival proves only afterwards: the run keeps its sat, and the rival's proof does
+    not interrupt the run's later calls (it no longer watches the run's context)."""
+    sess = Session([("php", c) for c in pigeons(8)], 60, 0)
+    rival = Rival(sess, [])
+    try:
+        s = z3.SolverFor("QF_LRA")
+        s.add(z3.Real("y") > 0)
+        r = rival.run(s, lambda: answer(s))
+        for _ in range(600):
+            if rival.decided():
+                break
+            time.sleep(0.05)
+        assert rival.decided()
+        s.push()  # would raise "canceled" if the rival had interrupted the main context
+        s.pop()
+    finally:
+        rival.stop()
+    assert isinstance(r, Sat)
+
+
 @pytest.fixture
 def rival_always(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(verify_mod, "RIVAL_MIN_CONSTRAINTS", 0)

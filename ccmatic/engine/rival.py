@@ -40,7 +40,7 @@ from collections.abc import Callable, Sequence
 import z3
 
 from ccmatic.encode.trace import Tagged
-from ccmatic.engine.session import Answer, Sat, Session, Unsat, clear_interrupt
+from ccmatic.engine.session import Answer, Sat, Session, SolverUnknown, Unsat, clear_interrupt
 
 #: the rival's seed is the run's seed plus this (a draw independent of the run's)
 RIVAL_SEED_OFFSET = 1000
@@ -95,8 +95,11 @@ class Rival:
         except z3.Z3Exception:
             if not self._release(s.ctx):
                 raise
-            return Unsat()  # the interrupt landed outside the check itself
-        return r if isinstance(r, Sat) or not self._release(s.ctx) else Unsat()
+            # the interrupt landed after the check, while its model was read: the run's
+            # check was sat and the rival's unsat, so one solver is wrong; say neither
+            return SolverUnknown("the two solvers disagree (sat and unsat)")
+        proved = self._release(s.ctx)
+        return r if isinstance(r, Sat) or not proved else Unsat()
 
     def decided(self) -> bool:
         with self._lock:
