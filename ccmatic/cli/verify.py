@@ -111,8 +111,8 @@ MAX_SOLVERS = 2
 
 
 def solvers(args: argparse.Namespace) -> int:
-    """--jobs: 1 or 2 solvers (default 2 where this process may use two cores or more)."""
-    n = jobs_arg(args, min(MAX_SOLVERS, len(os.sched_getaffinity(0))))
+    """--jobs: 1 or 2 solvers (default 2 on a machine with two cores or more)."""
+    n = jobs_arg(args, min(MAX_SOLVERS, os.cpu_count() or 1))
     if n > MAX_SOLVERS:
         raise SpecError(Loc("--jobs"), f"verify races at most {MAX_SOLVERS} solvers, got --jobs {n}",
                         "use --jobs 1 or 2")

@@ -22,7 +22,8 @@ between contexts, its symbol table for one, so a run with a rival need not print
 same counterexample as one without, as two runs in one process need not; each is
 re-checked exactly.)  If the run's own check returns sat although the
 rival said unsat, the run's model is kept: it is re-checked with exact rationals
-like every counterexample, and the solver is wrong on one side.  A rival is started
+like every counterexample, and the solver is wrong on one side (if the rival's
+interrupt cuts the reading of that model, the answer is unknown, never unsat).  A rival is started
 only for checks of :data:`RIVAL_MIN_CONSTRAINTS` constraints or more.
 
 Thread safety: a Z3 context must not be used by two threads at once.  The rival's
@@ -66,7 +67,7 @@ class Rival:
         self._solver = sess.copy_into(self.ctx, self.seed)
         self._goal = [c.translate(self.ctx) for _tag, c in goal]
         self._lock = threading.Lock()
-        self.proved = False  # the rival's check was unsat
+        self._proved = False  # the rival's check was unsat
         self._watched: z3.Context | None = None  # the run's context while it checks
         self._thread = threading.Thread(target=self._check, name="ccmatic-rival", daemon=True)
         self._thread.start()
@@ -79,7 +80,7 @@ class Rival:
         if r != z3.unsat:
             return
         with self._lock:
-            self.proved = True
+            self._proved = True
             if self._watched is not None:
                 self._watched.interrupt()
 
@@ -87,7 +88,7 @@ class Rival:
         """One check of the run (:class:`ccmatic.engine.session.Guard`): unsat at once
         if the rival has proved, else ``check()``, interrupted when the rival proves."""
         with self._lock:
-            if self.proved:
+            if self._proved:
                 return Unsat()
             self._watched = s.ctx
         try:
@@ -102,14 +103,15 @@ class Rival:
         return r if isinstance(r, Sat) or not proved else Unsat()
 
     def decided(self) -> bool:
+        """Whether the rival's check was unsat."""
         with self._lock:
-            return self.proved
+            return self._proved
 
     def _release(self, ctx: z3.Context) -> bool:
         """Stop watching; whether the rival proved (its interrupt is then consumed)."""
         with self._lock:
             self._watched = None
-            proved = self.proved
+            proved = self._proved
         if proved:
             clear_interrupt(ctx)
         return proved
