@@ -37,8 +37,10 @@ flow per sender, one PacketSink per flow on the receiver.  Every setting, and wh
   per packet delivered during recovery: on these drop-tail buffers some of those
   still meet a full queue, so ns-3's CUBIC often enters recovery twice per
   congestion event and cuts cwnd to 0.7² of its peak.
-* **CCAs**: ns3::TcpNewReno, ns3::TcpCubic with HyStart off (ccmatic's cubic.cca does
-  not model HyStart; fast convergence and the TCP-friendly region stay on, as there),
+* **CCAs**: ns3::TcpNewReno, ns3::TcpCubic with HyStart's delay test only and Linux's
+  16-ms ceiling on its threshold (ns-3's default is 1 s), as ccmatic's cubic.cca
+  (which leaves out the ACK-train test); fast convergence and the TCP-friendly region
+  stay on, as there;
   ns3::TcpBbr with its defaults (BBRv1 after Linux: gains 2.89 / 5/4, 3/4, 1…, 10-round
   BtlBw window, 10 s RTprop window, 200 ms ProbeRTT).  Pacing is off (Linux's Reno and
   CUBIC do not pace without the fq qdisc; ccmatic's reno and cubic set no rate); BBR
@@ -215,7 +217,9 @@ def _set_defaults(ns: Any, sc: Scenario) -> None:
     d("ns3::TcpSocketBase::WindowScaling", ns.BooleanValue(True))
     d("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
     d("ns3::TcpSocketState::EnablePacing", ns.BooleanValue(False))
-    d("ns3::TcpCubic::HyStart", ns.BooleanValue(False))
+    d("ns3::TcpCubic::HyStart", ns.BooleanValue(True))
+    d("ns3::TcpCubic::HyStartDetect", ns.StringValue("DELAY"))
+    d("ns3::TcpCubic::HyStartDelayMax", ns.TimeValue(ns.MilliSeconds(16)))
     d("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(NS3_RECOVERY[sc.recovery])))
     ns.RngSeedManager.SetSeed(1)
     ns.RngSeedManager.SetRun(sc.seed + 1)
