@@ -3,7 +3,7 @@ yardstick"): real Linux TCP (``ccmatic testbed``) beside the simulator (``ccmati
 simulate``), ns-3 and the published models.
 
     sudo .venv/bin/python benchmarks/kernel_yardstick.py [--only a,b,c,d,e] [--seeds N]
-        [--sim-seeds N] [--duration S] [--sides kernel,sim,ns3] [--json FILE]
+        [--sim-seeds N] [--duration S] [--sides kernel,sim,ns3] [--quickack] [--json FILE]
 
 Experiments (defaults in brackets; --duration overrides every run's length):
 
@@ -12,12 +12,12 @@ Experiments (defaults in brackets; --duration overrides every run's length):
   templates/cubic.cca, as benchmarks/sim_models.py's bbr_cubic), ns-3
   (benchmarks/ns3_dumbbell.py; needs ``pip install -e '.[ns3]'``) and Mishra et al.'s
   model (``theory.bbr_vs_cubic_share``);
-* ``b``: N = 2, 4, 8 BBRv1 flows on a 1/4-BDP buffer, 50 Mbit/s, 40 ms [60 s]:
-  utilization, loss rate against the fluid model's (N − 1)/5N, Jain's index; each
-  flow's BBR bandwidth estimate (runs with ``--series``: the kernel's own, read with
-  TCP_CC_INFO; bbr1.cca's) against the model's 5/(4N + 1);
+* ``b``: N = 2, 4, 8 BBRv1 flows on a 1/4-BDP buffer, 50 Mbit/s, 40 ms [60 s]: utilization,
+  loss rate against the fluid model's (N − 1)/5N, Jain's index; each flow's BBR bandwidth
+  estimate (``--series``: the kernel's own via TCP_CC_INFO; bbr1.cca's) against 5/(4N + 1);
 * ``c``: one Reno flow on a 1-BDP buffer [60 s]: throughput over Mathis et al.'s
-  1.22·MSS/(RTT·√p), p = the loss rate (retransmitted / sent bytes), RTT the mean;
+  1.22·MSS/(RTT·√p), p = the loss rate (retransmitted / sent bytes), RTT the mean
+  (``--quickack``: the kernel's receiver ACKs every segment, as the simulator's);
 * ``d``: BBRv1 on a 1/4-BDP buffer with ACK aggregation (D = R = 40 ms), C = 12 to
   96 Mbit/s [60 s]: loss per RTprop against the BDP, and the log-log slope (1: O(BDP),
   as the thesis' Fig. B.4; 0.5: √BDP);
@@ -26,11 +26,11 @@ Experiments (defaults in brackets; --duration overrides every run's length):
   half, as ``ccmatic evaluate``]: utilization, RTT and loss per RTprop against their
   proofs' bounds (proofs/*.toml) and at most 2 packets lost per RTprop.
 
-Every kernel run is ``ccmatic testbed ... --json`` and every simulator run ``ccmatic
-simulate ... --json`` in a subprocess, one at a time (kernel runs are real time: run
-nothing else on the machine); after each kernel run, ``ip netns``, ``ip -br link``
-and ``bpftool struct_ops show`` must name nothing ``ccmtb*``.  Tables go to stdout as
-markdown, progress and the exact commands to stderr; --json keeps every run.
+Every kernel run is ``ccmatic testbed ... --json`` and every simulator run ``ccmatic simulate
+... --json`` in a subprocess, one at a time (kernel runs are real time: run nothing else on
+the machine); after each kernel run, ``ip netns``, ``ip -br link`` and ``bpftool struct_ops
+show`` must name nothing ``ccmtb*``.  Tables go to stdout as markdown, progress and the
+exact commands to stderr; --json keeps every run.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ class Opts(argparse.Namespace):
     e_ccas: str
     buffers: str
     first_seed: int
+    quickack: bool
 
     def want(self, side: str) -> bool:
         return side in self.sides.split(",")
@@ -161,7 +162,8 @@ def tbf_drop_rate(d: dict[str, Any]) -> float:
 def side_runs(o: Opts, default: float, make: Callable[[float], tuple[list[str], list[str]]],
               series: Path | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The kernel's runs (``make(kernel duration)[0]``), then the simulator's (``[1]``)."""
-    k = runs("testbed", make(o.kdur(default))[0], o.seeds, o.first_seed, series) if o.want("kernel") else []
+    k = (runs("testbed", make(o.kdur(default))[0] + ["--quickack"] * o.quickack, o.seeds, o.first_seed, series)
+         if o.want("kernel") else [])
     s = runs("simulate", make(o.dur(default))[1], o.sim_seeds, 0, series) if o.want("sim") else []
     return k, s
 
@@ -378,6 +380,7 @@ def main() -> int:
     ap.add_argument("--first-seed", type=int, default=0, help="the kernel runs' first --seed (default 0)")
     ap.add_argument("--e-ccas", default=",".join(E_CONFIGS), help="(e)'s CCAs (default: cc_qdel,cc_probe_slow)")
     ap.add_argument("--sides", default=",".join(SIDES), help="which of kernel,sim,ns3 to run (default all)")
+    ap.add_argument("--quickack", action="store_true", help="kernel receivers ACK every segment (testbed --quickack)")
     ap.add_argument("--json", metavar="FILE", default=None, help="write every run's figures and commands")
     o = ap.parse_args(namespace=Opts())
     names = o.only.split(",")

@@ -226,6 +226,25 @@ def test_exported_cca_fills_the_link() -> None:
 
 @pytest.mark.slow
 @needs_testbed
+@pytest.mark.parametrize("quickack", [False, True])
+def test_quickack_makes_the_receiver_ack_every_segment(quickack: bool) -> None:
+    """``--quickack``: the receiver's route has ``quickack 1`` and it ACKs every data
+    frame (at least 90% as many ACK frames as data frames cross the delay line);
+    without it Linux delays ACKs, one for two full segments (at most 70%)."""
+    r = _transfer(FlowCca("reno", None), 4.0, quickack=quickack)
+    d = r.delay_line
+    ratio = d["acks"]["in"] / d["data"]["in"]
+    assert (ratio >= 0.9) if quickack else (ratio <= 0.7), ratio
+
+
+def test_quickack_flag_reaches_the_config_and_the_frame_budget() -> None:
+    on, off = _config("reno", "--quickack"), _config("reno")
+    assert on.quickack and not off.quickack
+    assert on.frames_per_s() == pytest.approx(off.frames_per_s() * 2 / 1.5)
+
+
+@pytest.mark.slow
+@needs_testbed
 def test_delay_line_proves_itself() -> None:
     """Frames in = out + dropped + held (and the kernel's device counters agree), no
     reordering, and Reno fills the buffer: its RTT reaches RTprop + beta/C."""

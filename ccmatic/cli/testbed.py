@@ -91,7 +91,7 @@ def config(args: argparse.Namespace) -> tuple[TestbedConfig, float]:
         raise SpecError(Loc("--trace-cca"), "only an exported CCA file keeps a step trace (the kernel's own do not)",
                         "run a CCA file, e.g. templates/reno.cca")
     return TestbedConfig(C, round(buffer), tuple(flows), duration, kind, D, agg, args.seed, sched,
-                         segment_size(args.mss), trace=bool(args.trace_cca)), warm
+                         segment_size(args.mss), trace=bool(args.trace_cca), quickack=args.quickack), warm
 
 
 def segment_size(text: str) -> int:
@@ -149,7 +149,7 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     own_D = [f.D for f in cfg.flows]
     out.write(f"{flows_text([f.cca.name for f in cfg.flows])} on the testbed ({cfg.model}): {rates}, R={args.R} ms, "
               f"D={jitter_text(cfg.D, own_D, cfg.agg)} ms{xtra}, buffer={args.buffer} BDP ({cfg.buffer:,} bytes), "
-              f"MSS {cfg.mss} bytes, {cfg.duration:g} s\n")
+              f"MSS {cfg.mss} bytes{', an ACK per segment' if cfg.quickack else ''}, {cfg.duration:g} s\n")
     out.writelines(metric_lines(m, warm))
     out.writelines(flow_line(i, f"{f.cca.name} as {r.kernel_names[i]}", f.R, fm)
                    for i, (f, fm) in enumerate(zip(cfg.flows, m.flows)))
@@ -174,7 +174,7 @@ def summary(cfg: TestbedConfig, args: argparse.Namespace, warm: float, r: Testbe
             "D_s": cfg.D, **({} if cfg.agg == "uniform" else {"agg": cfg.agg}),
             "rate_schedule": schedule_json(cfg.schedule, args.rate_schedule),
             "buffer_bytes": cfg.buffer, "flows": flows, "duration_s": cfg.duration, "mss": cfg.mss,
-            "seed": cfg.seed, "warmup_s": warm, "removed_stale": r.removed_stale}
+            **({"quickack": True} if cfg.quickack else {}), "seed": cfg.seed, "warmup_s": warm, "removed_stale": r.removed_stale}
 
 
 def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
@@ -198,6 +198,8 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
                    "path (one for all, or one per flow), not told to an exported CCA (its RTprop stays R)")
     s.add_argument("--mss", default="1448", help="TCP payload of a full segment, bytes; the links' MTU is "
                    "MSS + 52 (default 1448: MTU 1500)")
+    s.add_argument("--quickack", action="store_true", help="the receiver ACKs every segment, as the simulator's "
+                   "and the models' do (default: Linux's delayed ACKs, one ACK per two segments)")
     s.add_argument("--stagger", default=None, help="start flow i at i*S seconds (default 0)")
     s.add_argument("--warmup", default=None, help="seconds excluded from the metrics (default 20%% of the run)")
     s.add_argument("--seed", type=int, default=0, help="seed of the delay line's random delays")

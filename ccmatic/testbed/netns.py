@@ -95,9 +95,10 @@ def _sysctls(ns: str, forward: bool) -> None:
     run(in_ns(ns, "sysctl", "-q", "-w", *(f"{k}={v}" for k, v in pairs)))
 
 
-def build(net: Net, mtu: int = 1500) -> None:
+def build(net: Net, mtu: int = 1500, quickack: bool = False) -> None:
     """The namespaces, links (of this MTU), addresses and routes (no bottleneck yet:
-    :func:`bottleneck`)."""
+    :func:`bottleneck`); ``quickack``: the receiver's route carries iproute2's
+    ``quickack 1`` (RTAX_QUICKACK), so it ACKs every segment instead of delaying ACKs."""
     for role in ROLES:
         run(["ip", "netns", "add", net.ns(role)])
         run(["ip", "-n", net.ns(role), "link", "set", "lo", "up"])
@@ -108,7 +109,7 @@ def build(net: Net, mtu: int = 1500) -> None:
     for role, n, addr in (("s", 0, SENDER_IP), ("r", 0, ROUTER_IP_S), ("r", 1, ROUTER_IP_C), ("c", 0, RECEIVER_IP)):
         run(["ip", "-n", net.ns(role), "addr", "add", f"{addr}/24", "dev", net.dev(role, n)])
     run(["ip", "-n", net.ns("s"), "route", "add", "default", "via", ROUTER_IP_S])
-    run(["ip", "-n", net.ns("c"), "route", "add", "default", "via", ROUTER_IP_C])
+    run(["ip", "-n", net.ns("c"), "route", "add", "default", "via", ROUTER_IP_C, *(["quickack", "1"] if quickack else [])])
 
 
 def tbf_args(rate_bps: float, buffer_bytes: int, mtu: int = 1500) -> list[str]:

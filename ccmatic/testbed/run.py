@@ -62,11 +62,13 @@ class TestbedConfig:
     schedule: RateSchedule | None = None  # wire bytes/s
     mss: int = 1448            # TCP payload per segment (the links' MTU is mss + MTU_OVER_MSS)
     trace: bool = False        # keep the exported CCAs' step traces (TestbedRun.traces)
+    quickack: bool = False     # the receiver ACKs every segment (else Linux's delayed ACKs)
 
     def frames_per_s(self) -> float:
-        """Data frames at the highest rate, and an ACK for every two."""
+        """Data frames at the highest rate, and an ACK for every two (every one with
+        ``quickack``)."""
         top = self.C if self.schedule is None else max(c for _, c in self.schedule.points)
-        return 1.5 * top / (self.mss + HEADERS)
+        return (2.0 if self.quickack else 1.5) * top / (self.mss + HEADERS)
 
 
 @dataclass
@@ -201,7 +203,7 @@ def run(cfg: TestbedConfig, say: Callable[[str], None]) -> TestbedRun:
         say(f"removed what an earlier run left: {', '.join(stale)}")
     net, reg, kids = netns.Net(os.getpid()), Registry(os.getpid(), trace=cfg.trace), Children()
     try:
-        netns.build(net, cfg.mss + netns.MTU_OVER_MSS)
+        netns.build(net, cfg.mss + netns.MTU_OVER_MSS, quickack=cfg.quickack)
         netns.bottleneck(net, cfg.C * 8, cfg.buffer, cfg.mss + netns.MTU_OVER_MSS)
         names = [reg.kernel_name(f.cca, f.R, say) for f in cfg.flows]
         r = _transfer(cfg, net, kids, names, stale)
