@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 from collections.abc import Iterator
 from fractions import Fraction as F
 from pathlib import Path
@@ -28,6 +29,7 @@ from ccmatic.engine.parallel.executor import (
     LocalExecutor,
     RayExecutor,
     map_unordered,
+    ray_temp_dir,
 )
 from ccmatic.engine.parallel.synth import initial_cubes, split_cube, synthesize_parallel
 from ccmatic.io.library import Library
@@ -44,11 +46,13 @@ PROOF = ROOT / "tests" / "data" / "proofs" / "const_rate-ideal.toml"
 @pytest.fixture(scope="module")
 def ray_instance() -> Iterator[None]:
     ray = pytest.importorskip("ray")  # installed with the 'test' extra; CI always has it
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    root = ray_temp_dir()  # not Ray's default /tmp/ray, which it never empties
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR, _temp_dir=root)
     try:
         yield
     finally:
         ray.shutdown()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(params=["local", "ray"])

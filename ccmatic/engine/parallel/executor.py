@@ -18,7 +18,11 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
+import re
+import shutil
 import signal
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Protocol, TypeVar
@@ -208,10 +212,37 @@ class _RayPool:
         return out
 
 
+#: a local Ray instance's root folder: ``ccmatic-ray-<pid>-<random>`` in the temp dir
+_RAY_DIR = re.compile(r"ccmatic-ray-(\d+)-")
+
+
+def ray_temp_dir() -> str:
+    """A fresh root folder for a local Ray instance's sessions (sockets, logs), which
+    :meth:`RayExecutor.close` removes; first the folders of earlier runs whose process
+    is gone (a crash, a kill), so none outlives the next run."""
+    base = tempfile.gettempdir()
+    for name in os.listdir(base):
+        m = _RAY_DIR.match(name)
+        if m and not _alive(int(m.group(1))):
+            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"ccmatic-ray-{os.getpid()}-")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class RayExecutor:
     """Tasks as Ray tasks (one CPU each).  ``address``: an existing cluster
     ("auto", or "ray://host:10001"); None starts a local instance with ``jobs``
-    CPUs (and stops it on close)."""
+    CPUs, its sessions under a folder of its own (Ray's default is /tmp/ray, which it
+    never empties), and stops it and removes the folder on close."""
 
     kind = "ray"
 
@@ -219,14 +250,17 @@ class RayExecutor:
         ray = _ray()
         self.ray = ray
         self._started = False
+        self._temp_dir: str | None = None
         if not ray.is_initialized():
             try:
                 quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
                 if address:
                     ray.init(address=address, **quiet)
                 else:
-                    ray.init(num_cpus=max(1, jobs), **quiet)
+                    self._temp_dir = ray_temp_dir()
+                    ray.init(num_cpus=max(1, jobs), _temp_dir=self._temp_dir, **quiet)
             except (ConnectionError, RuntimeError, ValueError) as e:
+                self.close()
                 raise SpecError(Loc("--address"), f"cannot connect to Ray: {e}",
                                 "start a cluster ('ray start --head') or drop --address") from None
             self._started = True
@@ -258,6 +292,9 @@ class RayExecutor:
     def close(self) -> None:
         if self._started:
             self.ray.shutdown()
+        if self._temp_dir is not None:
+            shutil.rmtree(self._temp_dir, ignore_errors=True)
+            self._temp_dir = None
             self._started = False
 
 
