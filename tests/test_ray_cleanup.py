@@ -1,6 +1,7 @@
 """A local Ray instance started by ``--executor ray`` keeps its sessions under a folder
 of its own and removes it on close; a folder left by a run whose process is gone is
-removed by the next one, a live process's is not (docs/parallel.md)."""
+removed by the next one, with the processes holding files in it (Ray's agents outlive
+a killed driver); a live process's folder is not touched (docs/parallel.md)."""
 
 from __future__ import annotations
 
@@ -31,16 +32,20 @@ def test_a_local_ray_instance_leaves_no_folder() -> None:
     live = base / f"ccmatic-ray-{os.getpid()}-test"
     stale.mkdir()
     live.mkdir()
+    with (stale / "agent.log").open("w") as log:  # a process a killed run left, a file open in its folder
+        orphan = subprocess.Popen(["sleep", "120"], stdout=log)
     before = _ray_sessions()
     try:
         ex = RayExecutor(1)
         own = ex._temp_dir
         assert own is not None and Path(own).is_dir() and any(Path(own).iterdir())
         assert not stale.exists() and live.exists()
+        assert orphan.wait(timeout=10) == -9  # killed
         assert list(map_unordered(ex, os.path.basename, ["/a/b"])) == [(0, "b")]  # a library function
         ex.close()
         assert not Path(own).exists()
         assert _ray_sessions() == before  # nothing new in Ray's default /tmp/ray
     finally:
+        orphan.kill()
         live.rmdir()
         shutil.rmtree(stale, ignore_errors=True)

@@ -219,13 +219,34 @@ _RAY_DIR = re.compile(r"ccmatic-ray-(\d+)-")
 def ray_temp_dir() -> str:
     """A fresh root folder for a local Ray instance's sessions (sockets, logs), which
     :meth:`RayExecutor.close` removes; first the folders of earlier runs whose process
-    is gone (a crash, a kill), so none outlives the next run."""
+    is gone (killed: Ray's agents outlive a killed driver), with the processes that
+    still hold files in them, so none outlives the next run."""
     base = tempfile.gettempdir()
     for name in os.listdir(base):
         m = _RAY_DIR.match(name)
         if m and not _alive(int(m.group(1))):
-            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+            folder = os.path.join(base, name)
+            for pid in _holders(folder):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            shutil.rmtree(folder, ignore_errors=True)
     return tempfile.mkdtemp(prefix=f"ccmatic-ray-{os.getpid()}-")
+
+
+def _holders(folder: str) -> list[int]:
+    """The processes with a file open under ``folder`` (from Linux's /proc; none
+    where there is no /proc)."""
+    inside, out = folder.rstrip("/") + "/", []
+    for pid in (d for d in (os.listdir("/proc") if os.path.isdir("/proc") else []) if d.isdigit()):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}").startswith(inside) for fd in fds):
+                out.append(int(pid))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return out
 
 
 def _alive(pid: int) -> bool:
