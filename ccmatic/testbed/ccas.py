@@ -18,11 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ccmatic.core.processes import alive
 from ccmatic.export import build, trace
 from ccmatic.export.kernel import bpf_source
 from ccmatic.export.program import Settings, generate
 from ccmatic.spec.cca import CcaProgram
-from ccmatic.testbed.netns import PREFIX, alive
+from ccmatic.testbed.netns import PREFIX
 
 KERNEL = ("reno", "cubic", "bbr")
 REGISTERED = re.compile(rf"^{PREFIX}(\d+)_(\d+)$")

@@ -21,6 +21,8 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ccmatic.core.processes import alive
+
 PREFIX = "ccmtb"
 ROLES = ("s", "r", "d", "c")
 NAME = re.compile(rf"^{PREFIX}(\d+)([a-z])$")
@@ -155,16 +157,6 @@ def remove(net: Net) -> list[str]:
 
 def namespaces() -> list[str]:
     return [line.split()[0] for line in run(["ip", "netns", "list"], check=False).splitlines() if line.strip()]
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def stale_pids() -> set[int]:

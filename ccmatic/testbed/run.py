@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ccmatic.core.processes import alive
 from ccmatic.core.source import Source
 from ccmatic.export import build
 from ccmatic.sim.links import AggKind, Link, LinkKind, RateSchedule
@@ -143,7 +144,7 @@ def remove_stale() -> list[str]:
     gone = netns.remove_stale() + ccas.remove_stale()
     for d in glob.glob(os.path.join(tempfile.gettempdir(), f"{netns.PREFIX}*_*")):
         pid = os.path.basename(d)[len(netns.PREFIX):].split("_")[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not netns.alive(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
             shutil.rmtree(d, ignore_errors=True)
             gone.append(d)
     return gone

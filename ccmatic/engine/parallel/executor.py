@@ -29,6 +29,7 @@ from typing import Any, Protocol, TypeVar
 
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.limits import deep_recursion
+from ccmatic.core.processes import alive
 from ccmatic.engine.interrupt import critical
 
 T = TypeVar("T")
@@ -224,7 +225,7 @@ def ray_temp_dir() -> str:
     base = tempfile.gettempdir()
     for name in os.listdir(base):
         m = _RAY_DIR.match(name)
-        if m and not _alive(int(m.group(1))):
+        if m and not alive(int(m.group(1))):
             folder = os.path.join(base, name)
             for pid in _holders(folder):
                 try:
@@ -247,16 +248,6 @@ def _holders(folder: str) -> list[int]:
         except OSError:  # gone meanwhile, or not ours to read
             continue
     return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class RayExecutor:
