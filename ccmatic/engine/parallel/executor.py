@@ -304,10 +304,10 @@ class RayExecutor:
     def close(self) -> None:
         if self._started:
             self.ray.shutdown()
+            self._started = False
         if self._temp_dir is not None:
             shutil.rmtree(self._temp_dir, ignore_errors=True)
             self._temp_dir = None
-            self._started = False
 
 
 def make_executor(kind: str, jobs: int, address: str | None = None) -> Executor:
