@@ -16,6 +16,7 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,6 +25,7 @@ import pytest
 
 from ccmatic.cli import testbed as testbed_cli
 from ccmatic.cli.main import main, parse
+from ccmatic.core.processes import dead_runs_folders
 from ccmatic.export import build
 from ccmatic.sim.links import RateSchedule
 from ccmatic.sim.metrics import metrics
@@ -235,6 +237,22 @@ def test_quickack_makes_the_receiver_ack_every_segment(quickack: bool) -> None:
     d = r.delay_line
     ratio = d["acks"]["in"] / d["data"]["in"]
     assert (ratio >= 0.9) if quickack else (ratio <= 0.7), ratio
+
+
+def test_dead_runs_folders_are_a_dead_pids_with_the_separator() -> None:
+    """The temp folders a later run removes (the testbed's build folders, Ray's):
+    ``<prefix><pid><sep>...`` of a process that is gone, never a live one's."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    base = Path(tempfile.gettempdir())
+    made = [base / f"ccmtbx{dead.pid}_a", base / f"ccmtbx{os.getpid()}_a", base / f"ccmtbx{dead.pid}-a"]
+    for d in made:
+        d.mkdir()
+    try:
+        assert dead_runs_folders("ccmtbx", "_") == [str(made[0])]
+    finally:
+        for d in made:
+            d.rmdir()
 
 
 def test_quickack_flag_reaches_the_config_and_the_frame_budget() -> None:

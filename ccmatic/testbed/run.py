@@ -6,19 +6,17 @@ as every ccmatic command does); leftovers of a crashed earlier run go first."""
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ccmatic.core.processes import alive
+from ccmatic.core.processes import dead_runs_folders
 from ccmatic.core.source import Source
 from ccmatic.export import build
 from ccmatic.sim.links import AggKind, Link, LinkKind, RateSchedule
@@ -142,11 +140,9 @@ def sim_config(cfg: TestbedConfig) -> SimConfig:
 def remove_stale() -> list[str]:
     """Namespaces, registrations and build folders of runs whose process is gone."""
     gone = netns.remove_stale() + ccas.remove_stale()
-    for d in glob.glob(os.path.join(tempfile.gettempdir(), f"{netns.PREFIX}*_*")):
-        pid = os.path.basename(d)[len(netns.PREFIX):].split("_")[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
-            shutil.rmtree(d, ignore_errors=True)
-            gone.append(d)
+    for d in dead_runs_folders(netns.PREFIX, "_"):
+        shutil.rmtree(d, ignore_errors=True)
+        gone.append(d)
     return gone
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
-import re
 import shutil
 import signal
 import tempfile
@@ -29,7 +28,7 @@ from typing import Any, Protocol, TypeVar
 
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.limits import deep_recursion
-from ccmatic.core.processes import alive
+from ccmatic.core.processes import dead_runs_folders
 from ccmatic.engine.interrupt import critical
 
 T = TypeVar("T")
@@ -214,7 +213,7 @@ class _RayPool:
 
 
 #: a local Ray instance's root folder: ``ccmatic-ray-<pid>-<random>`` in the temp dir
-_RAY_DIR = re.compile(r"ccmatic-ray-(\d+)-")
+RAY_DIR_PREFIX = "ccmatic-ray-"
 
 
 def ray_temp_dir() -> str:
@@ -222,18 +221,14 @@ def ray_temp_dir() -> str:
     :meth:`RayExecutor.close` removes; first the folders of earlier runs whose process
     is gone (killed: Ray's agents outlive a killed driver), with the processes that
     still hold files in them, so none outlives the next run."""
-    base = tempfile.gettempdir()
-    for name in os.listdir(base):
-        m = _RAY_DIR.match(name)
-        if m and not alive(int(m.group(1))):
-            folder = os.path.join(base, name)
-            for pid in _holders(folder):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            shutil.rmtree(folder, ignore_errors=True)
-    return tempfile.mkdtemp(prefix=f"ccmatic-ray-{os.getpid()}-")
+    for folder in dead_runs_folders(RAY_DIR_PREFIX, "-"):
+        for pid in _holders(folder):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        shutil.rmtree(folder, ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"{RAY_DIR_PREFIX}{os.getpid()}-")
 
 
 def _holders(folder: str) -> list[int]:
