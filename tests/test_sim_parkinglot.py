@@ -51,6 +51,30 @@ def test_parking_lot_conserves_bytes() -> None:
         assert res.delivered[:, j + 1].sum() == pytest.approx(rec.served[:, j].sum() - rec.served_long[:, j].sum())
 
 
+def test_a_later_hops_drop_is_the_long_flows_loss() -> None:
+    """Finite buffers on every hop: flow 1 never starts, so hop 1 carries flow 0 alone
+    and never fills, and flow 0's losses are hop 2's drops, counted in its L: it keeps
+    its share of hop 2 against Reno flow 2, and what it has in flight at the end (A − L
+    − S) is at most what its two queues and its ACK path can hold.  Counted nowhere,
+    the drops would stay in flight for ever (153 packets against at most 123 in this
+    run) and flow 0 would starve."""
+    reno = load_cca(TEMPLATES / "reno.cca")
+    C, R, dur = 24 * MBPS, 0.020, 30.0
+    beta, mss = C * R, 1500.0
+    flows = (Flow(reno, R), Flow(reno, R, start=dur), Flow(reno, R))
+    res = simulate(SimConfig(Link("ideal", C, 0.0, beta), flows, dur, seed=0, topology="parking_lot", hops=2))
+    rec = res.hop_record
+    assert rec is not None
+    assert rec.queue[:, 0].max() < beta - mss and rec.queue[:, 1].max() <= beta + 1e-6
+    lost = res.lost.sum(axis=0)
+    assert lost[0] > 30 * mss and lost[1] == 0
+    in_flight = np.cumsum(res.sent - res.lost - res.delivered, axis=0)
+    assert in_flight.min() >= -1e-6
+    assert in_flight[-1, 0] <= 2 * beta + C * R + 2 * mss
+    m = metrics(res, 5.0)
+    assert m.flows[0].throughput > 0.35 * C and hop_metrics(res, 5.0)[1].utilization > 0.95
+
+
 def test_long_flow_of_a_delay_based_cca_gets_less() -> None:
     """A delay-based CCA's long flow gets under 60% of the short flows' throughput and sees a longer RTT, with every hop over 95% busy."""
     res = _lot("contract_lin", 3, 8.0)
@@ -101,7 +125,6 @@ def test_dumbbell_output_unchanged() -> None:
     ("--hops", "2"),                                   # no parking lot
     ("--topology", "ring"),
     ("--topology", "parking-lot", "--hops", "2", "--flows", "2"),
-    ("--topology", "parking-lot", "--hops", "2", "--buffer", "1"),
     ("--topology", "parking-lot", "--rate-schedule", "1:10"),
     ("--extra-delay", "1,2,3"),                        # neither one nor one per flow (2)
     ("--extra-delay", "-1"),

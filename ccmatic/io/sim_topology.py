@@ -2,8 +2,8 @@
 ``--extra-delay MS[,MS...]`` (:mod:`ccmatic.sim.topology`, :attr:`ccmatic.sim.records.Flow.extra`).
 
 Each option is checked here and refused with one ``error: ... (hint: ...)`` line:
-the parking lot needs 1 ≤ K ≤ MAX_HOPS, K + 1 flows (the default with the option),
-infinite buffers when K > 1 (the default with the option) and a constant rate."""
+the parking lot needs 1 ≤ K ≤ MAX_HOPS, K + 1 flows (the default with the option)
+and a constant rate; every hop has the buffer (infinite by default)."""
 
 from __future__ import annotations
 
@@ -46,16 +46,13 @@ def flow_count(flows: int | None, kind: Topology, hops: int, named: int = 1) -> 
 
 
 def buffer_text(text: str | None, kind: Topology, hops: int, schedule: str | None) -> str:
-    """``--buffer``'s text (default 1 BDP, infinite on a parking lot); refuses what a
-    parking lot cannot run: a finite buffer beyond one hop, a rate schedule."""
+    """``--buffer``'s text (default 1 BDP, infinite on a parking lot, where every hop
+    has it); refuses a rate schedule on a parking lot."""
     if kind == "parking_lot" and schedule is not None:
         raise SpecError(Loc("--rate-schedule"), "a parking lot's hops have a constant rate",
                         "drop --rate-schedule, or use --topology dumbbell")
     if text is None:
         return "inf" if kind == "parking_lot" else "1"
-    if kind == "parking_lot" and hops > 1 and text not in ("inf", "infinite"):
-        raise SpecError(Loc("--buffer"), f"a parking lot of {hops} hops has infinite buffers (a drop after the "
-                        f"first hop is not simulated), got {text}", "give --buffer inf or leave it out")
     return text
 
 

@@ -10,7 +10,8 @@ Each tick (:mod:`ccmatic.sim.fine` gives the model) runs in three phases:
 1. each flow's allowance: pacing credit and the cwnd rule A ≤ S + Ld + cwnd, in
    whole packets, and the snapshot its packets carry;
 2. the network: the packets reach the first hop spread over the tick
-   (:mod:`ccmatic.sim.bottleneck`); a parking lot's flow 0 goes on hop by hop; each
+   (:mod:`ccmatic.sim.bottleneck`); a parking lot's flow 0 goes on hop by hop (a
+   packet a later hop drops is lost at that tick); each
    flow's last hop hands its packets to its ACK path (:mod:`ccmatic.sim.ackpath`);
    then A, L, the losses' history and the tick's records.
 
@@ -163,6 +164,8 @@ def _network(tick: int, row: int, dt: float, mss: float, ff: np.ndarray, fi: np.
         hop_tick(hf, hi, j, pf, pi, free, st, sc, times, pkts, (tick + 1) * dt, mss, got)
         for f in entering:
             admitted[f] = got[f]
+        if j > 0:  # flow 0's packets a later hop dropped: lost now (its L grows at this tick)
+            admitted[0] -= len(fwd) - got[0]
         nf = 0
         p = hi[j, OUT_HEAD]
         while p >= 0:  # flow 0's packets are at most all of them
@@ -228,13 +231,14 @@ def _account(tick: int, row: int, mss: float, ff: np.ndarray, fi: np.ndarray, lr
         queued += hi[j, LEN]
     for f in range(ff.shape[0]):
         o = ff[f, OFFERED]
+        ok = admitted[f] * mss  # below 0: only drops at later hops of earlier packets
         if o > 0:
-            ok = admitted[f] * mss
             if not math.isnan(ff[f, RATE]):
                 ff[f, PACE] -= o
             ff[f, A] += o
-            ff[f, L] += o - ok
             sent[row, f] = o
+        if o > 0 or ok < 0:
+            ff[f, L] += o - ok
             lost[row, f] = o - ok
         lring[fi[f, LOFF] + tick % fi[f, LLEN]] = ff[f, L]
     return queued

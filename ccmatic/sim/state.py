@@ -47,7 +47,7 @@ class RunState:
         link = cfg.link
         hops = cfg.hops if cfg.topology == "parking_lot" else 1
         buf = math.inf if link.buffer is None else link.buffer
-        self.hf, self.hi = new_hops(hops, link.C, [buf] + [math.inf] * (hops - 1), link.schedule is not None)
+        self.hf, self.hi = new_hops(hops, link.C, [buf] * hops, link.schedule is not None)
         self.st, self.sc = schedule_arrays(link.schedule)
         self.kind, self.fixed = KIND_CODES[link.kind], link.agg == "fixed"
         # the ACK paths: last ACK and D per flow, next release and releases per box

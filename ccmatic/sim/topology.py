@@ -10,9 +10,10 @@ packets (spread over the tick as on the dumbbell), and each hop's deliveries of 
 0 become arrivals of the next hop at their delivery instants; only a flow's last hop
 hands its packets to the ACK path.
 
-Limits: the buffers after the first hop are infinite (a flow's losses are counted
-where its packets enter, at the first hop), so a finite buffer needs K = 1; the rate
-is constant (no rate schedule).
+Every hop has the link's buffer (drop-tail; infinite by default): a packet of flow 0
+that a later hop drops is lost at that tick (its L grows then, and its loss is
+detected one RTprop later, as at the first hop).  The rate is constant (no rate
+schedule).
 """
 
 from __future__ import annotations
@@ -33,8 +34,6 @@ def check(cfg: SimConfig) -> None:
         raise ValueError(f"a parking lot has 1 to {MAX_HOPS} hops, got {K}")
     if len(cfg.flows) != K + 1:
         raise ValueError(f"a parking lot of {K} hops carries {K + 1} flows, got {len(cfg.flows)}")
-    if cfg.link.buffer is not None and K > 1:
-        raise ValueError("a parking lot of more than one hop needs infinite buffers")
     if cfg.link.schedule is not None:
         raise ValueError("a parking lot has a constant rate (no rate schedule)")
 
