@@ -2,7 +2,7 @@
 yardstick"): real Linux TCP (``ccmatic testbed``) beside the simulator (``ccmatic
 simulate``), ns-3 and the published models.
 
-    sudo .venv/bin/python benchmarks/kernel_yardstick.py [--only a,b,c,d,e] [--seeds N]
+    sudo .venv/bin/python benchmarks/kernel_yardstick.py [--only a,b,c,d,e,f] [--seeds N]
         [--sim-seeds N] [--duration S] [--sides kernel,sim,ns3] [--quickack] [--json FILE]
 
 Experiments (defaults in brackets; --duration overrides every run's length):
@@ -24,7 +24,11 @@ Experiments (defaults in brackets; --duration overrides every run's length):
 * ``e``: exported templates/cc_qdel.cca and templates/cc_probe_slow.cca with ACK
   aggregation (D = R) on a few of B.6's configurations [60 s, metrics over the second
   half, as ``ccmatic evaluate``]: utilization, RTT and loss per RTprop against their
-  proofs' bounds (proofs/*.toml) and at most 2 packets lost per RTprop.
+  proofs' bounds (proofs/*.toml) and at most 2 packets lost per RTprop;
+* ``f``: Reno, CUBIC and BBRv1 on 2- and 3-hop parking lots, 24 Mbit/s, 20 ms, a 1-BDP
+  buffer on every hop [60 s]: the short flows' throughput over the long flow's in the
+  kernel, the simulator and the CCA's contract (thesis Eq. 6.1.5, fitted by ``ccmatic
+  contract`` in the simulator; benchmarks/yardstick_parking.py).
 
 Every kernel run is ``ccmatic testbed ... --json`` and every simulator run ``ccmatic simulate
 ... --json`` in a subprocess, one at a time (kernel runs are real time: run nothing else on
@@ -36,11 +40,7 @@ exact commands to stderr; --json keeps every run.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import re
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -50,123 +50,10 @@ from statistics import mean
 from typing import Any
 
 from yardstick_figures import fig, slope, table
+from yardstick_parking import exp_f
+from yardstick_runs import LOG, ROOT, SIDES, Opts, bbr_estimates, side_runs, tbf_drop_rate
 
-ROOT = Path(__file__).resolve().parent.parent
-CCMATIC = str(Path(sys.executable).parent / "ccmatic")
-SIDES = ("kernel", "sim", "ns3")
-LOG: list[dict[str, Any]] = []  # every run: its command, wall time and figures
-
-
-class Opts(argparse.Namespace):
-    only: str
-    seeds: int
-    sim_seeds: int
-    duration: float | None
-    kernel_duration: float | None
-    sides: str
-    json: str | None
-    e_ccas: str
-    buffers: str
-    first_seed: int
-    quickack: bool
-
-    def want(self, side: str) -> bool:
-        return side in self.sides.split(",")
-
-    def dur(self, default: float) -> float:
-        return default if self.duration is None else self.duration
-
-    def kdur(self, default: float) -> float:
-        return self.dur(default) if self.kernel_duration is None else self.kernel_duration
-
-    def durations(self, default: float) -> str:
-        T, K = self.dur(default), self.kdur(default)
-        return f"{T:g} s" if T == K else f"kernel {K:g} s, simulator {T:g} s"
-
-
-def leftovers(pid: int) -> list[str]:
-    """What the testbed run of process ``pid`` left (its names carry its pid; other
-    runs on the machine, alive or not, are theirs to clean)."""
-    mine = re.compile(rf"ccmtb{pid}(?!\d)")
-    out = []
-    for cmd in (["ip", "netns"], ["ip", "-br", "link"], ["bpftool", "struct_ops", "show"]):
-        if shutil.which(cmd[0]) is None:
-            continue
-        p = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        out += [f"{' '.join(cmd)}: {line}" for line in p.stdout.splitlines() if mine.search(line)]
-    return out
-
-
-def ccmatic(kind: str, argv: list[str], series: Path | None = None) -> dict[str, Any] | None:
-    """``ccmatic testbed|simulate ARGV --json [--series FILE]``: its JSON (None, and a
-    line, on failure); with a series, each BBR flow's mean estimates under ``"bbr"``."""
-    cmd = [CCMATIC, kind, *argv, "--json", *(["--series", str(series)] if series else [])]
-    shown = "ccmatic " + " ".join([kind, *argv])
-    print(f"  $ {shown}", file=sys.stderr, flush=True)
-    t0 = time.monotonic()
-    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-    stdout, stderr = child.communicate()
-    p = subprocess.CompletedProcess(cmd, child.returncode, stdout, stderr)
-    wall = time.monotonic() - t0
-    entry: dict[str, Any] = {"command": shown, "wall_s": round(wall, 1), "rc": p.returncode}
-    if kind == "testbed":
-        left = leftovers(child.pid)
-        entry["leftovers"] = left
-        if left:
-            print(f"  LEFT BEHIND: {left}", file=sys.stderr)
-    LOG.append(entry)
-    if p.returncode != 0:
-        entry["error"] = (p.stderr.strip().splitlines() or ["no output"])[-1]
-        print(f"  failed ({p.returncode}): {entry['error']}", file=sys.stderr)
-        return None
-    data: dict[str, Any] = json.loads(p.stdout)
-    entry["metrics"] = data["metrics"]
-    if kind == "testbed":
-        entry["bottleneck"] = data["bottleneck"]
-        entry["delay_line"] = data["delay_line"]
-    if series is not None:
-        data["bbr"] = entry["bbr"] = bbr_estimates(data, series, kind)
-    return data
-
-
-def bbr_estimates(data: dict[str, Any], series: Path, kind: str) -> dict[str, list[float]]:
-    """Each flow's mean BBR bandwidth estimate (over the payload rate C) and RTprop
-    estimate (s) after the warm-up: Linux's, read with TCP_CC_INFO, in the kernel;
-    templates/bbr1.cca's state (bytes per step, steps) in the simulator."""
-    cfg = data["config"]
-    C = cfg["C_payload_bytes_per_s" if kind == "testbed" else "C_bytes_per_s"]
-    bw_col, rt_col = ("linux_btl_bw_Bps", "linux_rtprop_s") if kind == "testbed" else ("btl_bw", "rtprop")
-    per: dict[str, tuple[list[float], list[float]]] = {}
-    for r in csv.DictReader(series.open()):
-        if float(r["time_s"]) >= cfg["warmup_s"] and r.get(f"state.{bw_col}"):
-            step = 1.0 if kind == "testbed" else cfg["flows"][int(r["flow"])]["R_s"]
-            bw, rt = per.setdefault(r["flow"], ([], []))
-            bw.append(float(r[f"state.{bw_col}"]) / step / C)
-            rt.append(float(r[f"state.{rt_col}"]) * step)
-    return {"btl_bw_over_C": [mean(v[0]) for _, v in sorted(per.items())],
-            "rtprop_s": [mean(v[1]) for _, v in sorted(per.items())]}
-
-
-def runs(kind: str, argv: list[str], n: int, first: int = 0, series: Path | None = None) -> list[dict[str, Any]]:
-    out = [ccmatic(kind, [*argv, "--seed", str(s)], series and series / f"{kind}-{s}.csv")
-           for s in range(first, first + n)]
-    return [d for d in out if d is not None]
-
-
-def tbf_drop_rate(d: dict[str, Any]) -> float:
-    b = d["bottleneck"]
-    drops, sent = int(b.get("drops", 0)), int(b.get("packets", 0))
-    return drops / max(1, sent + drops)
-
-
-def side_runs(o: Opts, default: float, make: Callable[[float], tuple[list[str], list[str]]],
-              series: Path | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The kernel's runs (``make(kernel duration)[0]``), then the simulator's (``[1]``)."""
-    k = (runs("testbed", make(o.kdur(default))[0] + ["--quickack"] * o.quickack, o.seeds, o.first_seed, series)
-         if o.want("kernel") else [])
-    s = runs("simulate", make(o.dur(default))[1], o.sim_seeds, 0, series) if o.want("sim") else []
-    return k, s
-
+__all__ = ["bbr_estimates", "fig", "slope"]  # the tests' helpers
 
 # ---------------------------------------------------------------- (a) BBR vs CUBIC
 
@@ -365,12 +252,13 @@ def exp_e(o: Opts) -> dict[str, Any]:
     return {"rows": out}
 
 
-EXPERIMENTS: dict[str, Callable[[Opts], dict[str, Any]]] = {"a": exp_a, "b": exp_b, "c": exp_c, "d": exp_d, "e": exp_e}
+EXPERIMENTS: dict[str, Callable[[Opts], dict[str, Any]]] = {"a": exp_a, "b": exp_b, "c": exp_c, "d": exp_d, "e": exp_e,
+                                                             "f": exp_f}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", default=",".join(EXPERIMENTS), help="comma-separated experiments (default: a,b,c,d,e)")
+    ap.add_argument("--only", default=",".join(EXPERIMENTS), help="comma-separated experiments (default: a,b,c,d,e,f)")
     ap.add_argument("--seeds", type=int, default=3, help="kernel runs per figure (default 3)")
     ap.add_argument("--sim-seeds", type=int, default=3, help="simulator (and ns-3) runs per figure (default 3)")
     ap.add_argument("--duration", type=float, default=None, help="seconds per run (default: per experiment)")

@@ -30,6 +30,7 @@ from ccmatic.export import build
 from ccmatic.sim.links import RateSchedule
 from ccmatic.sim.metrics import metrics
 from ccmatic.sim.records import SimResult
+from ccmatic.sim.topology import hop_metrics
 from ccmatic.spec.cca import load_cca
 from ccmatic.testbed import netns, tcpinfo
 from ccmatic.testbed import run as tb
@@ -183,10 +184,60 @@ def test_samples_feed_simulates_metrics() -> None:
     assert m.queue_mean_bdp == pytest.approx(0.5, abs=0.01)
 
 
+def _steady(rate: float, rtt: float, seconds: float = 2.0) -> list[list[float]]:
+    """A flow's samples: it delivers ``rate`` bytes/s with a smoothed RTT ``rtt``."""
+    return [[t, 1448, rtt, R, 20, rate, rate * t * 1.01, rate * t, 0, 0, math.nan, 0, 0, *[math.nan] * 4]
+            for t in (k * 0.001 for k in range(round(seconds * 1000) + 1))]
+
+
+def test_a_parking_lots_samples_give_each_hop_its_flows() -> None:
+    """On a 2-hop parking lot hop j served flow 0 and flow j, and its queue is flow
+    j's queueing delay (flow 0 queues at both): the hops' lines of ``simulate``."""
+    cfg = _config("reno", "--topology", "parking-lot", "--hops", "2", "--C", "20", "--R", "20", "--duration", "2")
+    pay = payload_rate(cfg.C, 1448)
+    rows = [_steady(0.3 * pay, 1.75 * R), _steady(0.7 * pay, 1.25 * R), _steady(0.6 * pay, 1.5 * R)]
+    res = sim_result(tb.sim_config(cfg), rows)
+    hops = hop_metrics(res, 0.4)
+    assert [h.utilization for h in hops] == pytest.approx([1.0, 0.9], abs=0.01)
+    assert [h.long_share for h in hops] == pytest.approx([0.3, 1 / 3], abs=0.01)
+    assert [h.queue_mean_delay for h in hops] == pytest.approx([0.25 * R, 0.5 * R], rel=0.01)
+    assert metrics(res, 0.4).queue_mean_bdp == pytest.approx(0.75, abs=0.01)
+
+
+def test_parking_lot_flags_and_refusals() -> None:
+    """``--topology parking-lot --hops K``: K + 1 flows, hop j's bottleneck takes flow
+    0's and flow j's ports, the frame budget counts K hops; refused in one line each:
+    more hops than link names allow, a rate schedule, a flow count other than K + 1."""
+    cfg = _config("bbr", "--with", "cubic", "--topology", "parking-lot", "--hops", "3", "--C", "20")
+    assert len(cfg.flows) == 4 and (cfg.topology, cfg.hops) == ("parking_lot", 3)
+    assert [cfg.hop_ports(j) for j in (1, 3)] == [[tb.PORT, tb.PORT + 1], [tb.PORT, tb.PORT + 3]]
+    assert _config("reno", "--flows", "2").hop_ports(1) is None
+    sim = tb.sim_config(cfg)
+    assert (sim.topology, sim.hops) == ("parking_lot", 3)
+    one = _config("reno", "--C", "20", "--flows", "2")
+    assert cfg.frames_per_s() == pytest.approx(3 * one.frames_per_s())
+    for argv, what in [(("--hops", "10"), "at most 9 hops"), (("--rate-schedule", "1:10"), "constant rate"),
+                       (("--flows", "2"), "carries 3 flows"), (("--C", "150"), "frames/s")]:
+        code, _out, err = run_cli("testbed", "reno", "--topology", "parking-lot", "--duration", "1", *argv)
+        assert code == 2 and err.count("\n") == 1 and what in err, err
+
+
 def test_missing_root_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     code, _out, err = run_cli("testbed", "reno", "--duration", "1")
     assert code == 2 and err.count("\n") == 1 and "needs root" in err
+
+
+def test_a_failing_network_command_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An `ip` or `tc` command that fails while the network is built is the command's
+    first line of error (exit 1), not a traceback."""
+    def fail(*_a: object, **_k: object) -> None:
+        raise netns.NetError("'tc qdisc add dev x root htb' failed: Error: Specified qdisc kind is unknown.\nmore")
+    monkeypatch.setattr(tb, "missing", lambda exported: None)
+    monkeypatch.setattr(tb, "remove_stale", list)
+    monkeypatch.setattr(netns, "build", fail)
+    code, out, err = run_cli("testbed", "reno", "--duration", "1")
+    assert (code, out) == (1, "") and err == "error: 'tc qdisc add dev x root htb' failed: Error: Specified qdisc kind is unknown.\n"
 
 
 def test_beyond_the_delay_lines_rate_is_refused() -> None:
@@ -216,6 +267,31 @@ def _transfer(cca: FlowCca, seconds: float = 5.0, **kw: object) -> tb.TestbedRun
 def test_kernel_cca_fills_the_link(name: str) -> None:
     r = _transfer(FlowCca(name, None))
     assert metrics(r.result, 1.0).utilization >= 0.8
+
+
+@pytest.mark.slow
+@needs_testbed
+def test_a_parking_lot_queues_each_flow_where_it_crosses() -> None:
+    """Three Reno flows on a 2-hop parking lot: each hop's tbf passes the frames of its
+    two flows and no other (its frames within 3% of theirs, the other cross flow's
+    would add 40% or more), each hop is busy, the long flow gets less than either
+    short flow and has the longest RTT; the delay line conserves and keeps order, and
+    nothing is left behind."""
+    C = MBPS * 1e6 / 8
+    flows = tuple(tb.TestbedFlow(FlowCca("reno", None), R) for _ in range(3))
+    cfg = tb.TestbedConfig(C, round(C * R), flows, 6.0, topology="parking_lot", hops=2)
+    r = tb.run(cfg, lambda line: None)
+    assert _mine(os.getpid()) == ([], [], [])
+    frames = (r.result.delivered.sum(axis=0) + r.result.lost.sum(axis=0)) / 1448
+    for j in (1, 2):
+        assert r.bottlenecks[j - 1]["packets"] == pytest.approx(frames[0] + frames[j], rel=0.03), (r.bottlenecks, frames)
+    hops = hop_metrics(r.result, 2.0)
+    assert all(h.utilization >= 0.8 for h in hops), hops
+    m = metrics(r.result, 2.0)
+    assert m.flows[0].throughput < min(m.flows[1].throughput, m.flows[2].throughput)
+    assert m.flows[0].rtt_mean > max(m.flows[1].rtt_mean, m.flows[2].rtt_mean)
+    dl = check(r)
+    assert dl.conserved and dl.in_order, dl
 
 
 @pytest.mark.slow

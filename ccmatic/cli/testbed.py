@@ -1,5 +1,5 @@
-"""``ccmatic testbed``: real Linux TCP flows on an emulated dumbbell (docs/testbed.md),
-with ``simulate``'s flags, metrics and outputs.
+"""``ccmatic testbed``: real Linux TCP flows on an emulated dumbbell or parking lot
+(docs/testbed.md), with ``simulate``'s flags, metrics and outputs.
 
 Flows run the kernel's ``reno``, ``cubic`` or ``bbr`` (BBRv1) by name, or any CCA
 file that ``ccmatic export`` can export (a path, or a library name other than
@@ -18,6 +18,7 @@ from ccmatic.cli.common import Subparsers, library
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import PLOT_SUFFIXES, output_file
 from ccmatic.export.build import BuildError
+from ccmatic.io import sim_topology as topo
 from ccmatic.io.sim_args import (
     agg_kind,
     check_flows,
@@ -36,11 +37,12 @@ from ccmatic.io.sim_args import (
 from ccmatic.io.sim_plots import plot_run
 from ccmatic.io.sim_report import flow_line, flows_text, metric_lines, schedule_json
 from ccmatic.io.sim_series import SERIES_SUFFIXES, write_series
-from ccmatic.io.sim_topology import extra_delays
 from ccmatic.sim.links import LINK_KINDS
 from ccmatic.sim.metrics import metrics
+from ccmatic.sim.topology import hop_metrics
 from ccmatic.spec.cca import load_cca
 from ccmatic.testbed.ccas import KERNEL, FlowCca
+from ccmatic.testbed.netns import MAX_HOPS, NetError
 from ccmatic.testbed.results import KERNEL_STATE_UNITS
 from ccmatic.testbed.run import TestbedConfig, TestbedError, TestbedFlow, TestbedRun, run
 from ccmatic.testbed.selfcheck import check
@@ -63,7 +65,11 @@ def config(args: argparse.Namespace) -> tuple[TestbedConfig, float]:
     """The run's configuration and the warm-up, from the flags (one line each when wrong)."""
     Rs = [r / 1000 for r in milliseconds("--R", args.R)]
     names = [args.cca] + list(args.with_cca or [])
-    nflows = check_flows(named_flows(len(names) if args.flows is None else args.flows, names))
+    kind_t, hops = topo.topology(args.topology, args.hops)
+    if hops > MAX_HOPS:
+        raise SpecError(Loc("--hops"), f"the testbed's parking lot has at most {MAX_HOPS} hops, got {hops}",
+                        f"give --hops between 1 and {MAX_HOPS}, or run it in ccmatic simulate")
+    nflows = check_flows(named_flows(topo.flow_count(args.flows, kind_t, hops, len(names)), names))
     check_seed(args.seed)
     if len(Rs) not in (1, nflows):
         raise SpecError(Loc("--R"), f"give one RTprop or one per flow ({nflows}), got {len(Rs)}")
@@ -72,10 +78,13 @@ def config(args: argparse.Namespace) -> tuple[TestbedConfig, float]:
     D, own_D = jitter_bounds(args.D, kind, Rs, nflows)
     agg = agg_kind(args.agg, kind)
     duration = positive_number("--duration", args.duration)
+    if kind_t == "parking_lot" and args.rate_schedule is not None:
+        raise SpecError(Loc("--rate-schedule"), "a parking lot's hops have a constant rate",
+                        "drop --rate-schedule, or use --topology dumbbell")
     sched = None if args.rate_schedule is None else rate_schedule(args.rate_schedule, C, duration)
     stagger = positive_number("--stagger", args.stagger, allow_zero=True) if args.stagger else 0.0
     buffer = positive_number("--buffer", args.buffer) * C * min(Rs)
-    extra = extra_delays(args.extra_delay, nflows)
+    extra = topo.extra_delays(args.extra_delay, nflows)
     flows = []
     progs: dict[tuple[str, int], FlowCca] = {}
     for i in range(nflows):
@@ -91,7 +100,8 @@ def config(args: argparse.Namespace) -> tuple[TestbedConfig, float]:
         raise SpecError(Loc("--trace-cca"), "only an exported CCA file keeps a step trace (the kernel's own do not)",
                         "run a CCA file, e.g. templates/reno.cca")
     return TestbedConfig(C, round(buffer), tuple(flows), duration, kind, D, agg, args.seed, sched,
-                         segment_size(args.mss), trace=bool(args.trace_cca), quickack=args.quickack), warm
+                         segment_size(args.mss), trace=bool(args.trace_cca), quickack=args.quickack,
+                         topology=kind_t, hops=hops), warm
 
 
 def segment_size(text: str) -> int:
@@ -120,10 +130,10 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except TestbedError as e:
         err.write(f"error: {e}\n")
         return EXIT_MISSING
-    except BuildError as e:
+    except (BuildError, NetError) as e:
         err.write(f"error: {str(e).splitlines()[0]}\n")
         return EXIT_TOOL
-    m = metrics(r.result, warm)
+    m, hms = metrics(r.result, warm), hop_metrics(r.result, warm)
     dl = check(r)
     if not r.delay_line.get("realtime", False):
         say("warning: the delay line ran without a real-time priority (SCHED_FIFO refused): on a busy machine its "
@@ -137,8 +147,9 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         write_trace(r, cfg, traced)
         obs = check_observations(r, len(cfg.flows))
     if args.json:
-        doc: dict[str, Any] = {"config": summary(cfg, args, warm, r), "metrics": m.json(), "delay_line": dl.json(),
-                               "bottleneck": r.bottleneck, "senders": r.senders, "raw": r.delay_line}
+        doc: dict[str, Any] = {"config": summary(cfg, args, warm, r), "metrics": {**m.json(), **topo.hops_json(hms)},
+                               "delay_line": dl.json(), "bottleneck": r.bottleneck, "bottlenecks": r.bottlenecks,
+                               "senders": r.senders, "raw": r.delay_line}
         if obs is not None:
             doc["trace_check"] = [asdict(c) for c in obs]
         out.write(json.dumps(doc, indent=2) + "\n")
@@ -147,14 +158,17 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                    f" ({describe_schedule(cfg.schedule, args.rate_schedule)})")
     xtra = "" if args.extra_delay is None else f", extra delay {args.extra_delay} ms"
     own_D = [f.D for f in cfg.flows]
-    out.write(f"{flows_text([f.cca.name for f in cfg.flows])} on the testbed ({cfg.model}): {rates}, R={args.R} ms, "
+    where = cfg.model if cfg.topology == "dumbbell" else f"a {cfg.hops}-hop parking lot, {cfg.model}"
+    out.write(f"{flows_text([f.cca.name for f in cfg.flows])} on the testbed ({where}): {rates}, R={args.R} ms, "
               f"D={jitter_text(cfg.D, own_D, cfg.agg)} ms{xtra}, buffer={args.buffer} BDP ({cfg.buffer:,} bytes), "
               f"MSS {cfg.mss} bytes{', an ACK per segment' if cfg.quickack else ''}, {cfg.duration:g} s\n")
-    out.writelines(metric_lines(m, warm))
+    out.writelines(metric_lines(m, warm, "utilization" if cfg.topology == "dumbbell" else "delivered/C"))
     out.writelines(flow_line(i, f"{f.cca.name} as {r.kernel_names[i]}", f.R, fm)
                    for i, (f, fm) in enumerate(zip(cfg.flows, m.flows)))
-    b = r.bottleneck
-    out.write(f"  bottleneck (tbf): {b.get('packets', 0):,} frames sent, {b.get('drops', 0):,} dropped\n")
+    out.writelines(topo.hop_lines(hms))
+    for j, b in enumerate(r.bottlenecks):
+        which = "bottleneck" if len(r.bottlenecks) == 1 else f"hop {j + 1}'s bottleneck"
+        out.write(f"  {which} (tbf): {b.get('packets', 0):,} frames sent, {b.get('drops', 0):,} dropped\n")
     out.write(f"  {dl.line()}\n")
     if args.plot:
         out.write(f"  plot: {args.plot}\n")
@@ -174,7 +188,7 @@ def summary(cfg: TestbedConfig, args: argparse.Namespace, warm: float, r: Testbe
             "D_s": cfg.D, **({} if cfg.agg == "uniform" else {"agg": cfg.agg}),
             "rate_schedule": schedule_json(cfg.schedule, args.rate_schedule),
             "buffer_bytes": cfg.buffer, "flows": flows, "duration_s": cfg.duration, "mss": cfg.mss,
-            **({"quickack": True} if cfg.quickack else {}), "seed": cfg.seed, "warmup_s": warm, "removed_stale": r.removed_stale}
+            **({"quickack": True} if cfg.quickack else {}), **topo.summary_keys(r.result.config), "seed": cfg.seed, "warmup_s": warm, "removed_stale": r.removed_stale}
 
 
 def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
@@ -193,7 +207,12 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
     s.add_argument("--agg", default="uniform", help="ack_agg releases: uniform (default) or fixed")
     s.add_argument("--buffer", default="1", help="drop-tail buffer in BDPs of the shortest flow (default 1)")
     s.add_argument("--duration", default="30", help="seconds (default 30)")
-    s.add_argument("--flows", type=int, default=None, help="number of flows (default one per CCA named)")
+    s.add_argument("--flows", type=int, default=None, help="number of flows (default one per CCA named; hops + 1 "
+                   "on a parking lot)")
+    s.add_argument("--topology", default="dumbbell", help="dumbbell (default) or parking-lot: flow 0 crosses "
+                   "every hop, flow i only hop i; each hop has the rate C and its own --buffer")
+    s.add_argument("--hops", type=int, default=None, help=f"with --topology parking-lot: the hops K, 1 to {MAX_HOPS} "
+                   f"(default {topo.DEFAULT_HOPS})")
     s.add_argument("--extra-delay", metavar="MS[,MS...]", default=None, help="a persistent delay on each flow's "
                    "path (one for all, or one per flow), not told to an exported CCA (its RTprop stays R)")
     s.add_argument("--mss", default="1448", help="TCP payload of a full segment, bytes; the links' MTU is "

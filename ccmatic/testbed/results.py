@@ -13,7 +13,9 @@ extra delay) times C
 the smallest over the flows sending: all of them wait in the bottleneck's one FIFO,
 and what else lengthens one flow's RTT (the receiver's delayed ACKs of a slow flow,
 the ACK path's jitter) only adds; its peak per tick is the same value (nothing is
-seen within a tick).  All bytes are TCP payload: C is the payload a
+seen within a tick).  On a parking lot the queue of hop j is flow j's
+(only it and flow 0 queue there, and it queues nowhere else), and the run's queue
+is their sum, as the simulator records a parking lot.  All bytes are TCP payload: C is the payload a
 full-sized frame carries at the link's rate (``payload_rate``)."""
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from array import array
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ccmatic.sim.records import FlowRecord, RttSamples, SimConfig, SimResult
+from ccmatic.sim.records import FlowRecord, HopRecord, RttSamples, SimConfig, SimResult
 from ccmatic.testbed.tcpinfo import SAMPLE
 
 if TYPE_CHECKING:
@@ -80,7 +82,8 @@ def _per_tick(s: Samples, name: str, ends: np.ndarray) -> np.ndarray:
     return out
 
 
-def _queue(cfg: SimConfig, samples: list[Samples], ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _queues(cfg: SimConfig, samples: list[Samples], ends: np.ndarray) -> np.ndarray:
+    """Per tick and flow, its queueing delay times C (nan before its first sample)."""
     import numpy as np
 
     q = np.full((len(ends), len(samples)), np.nan)
@@ -90,6 +93,13 @@ def _queue(cfg: SimConfig, samples: list[Samples], ends: np.ndarray) -> tuple[np
         if len(s.cols["t"]):
             on = ends >= s.cols["t"][0]
             q[on, f] = np.maximum(0.0, s.at("srtt", ends[on]) - fl.R - fl.extra) * C[on]
+    return q
+
+
+def _queue(cfg: SimConfig, samples: list[Samples], ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np
+
+    q = _queues(cfg, samples, ends)
     any_on = ~np.all(np.isnan(q), axis=1)
     out = np.zeros(len(ends))
     out[any_on] = np.nanmin(q[any_on], axis=1)
@@ -134,6 +144,10 @@ def sim_result(cfg: SimConfig, rows: list[list[list[float]]]) -> SimResult:
     cols = {name: np.stack([_per_tick(s, name, ends) for s in samples], axis=1)
             for name in ("bytes_acked", "bytes_sent", "bytes_retrans")}
     queue, peak = _queue(cfg, samples, ends)
+    hops = None
+    if cfg.topology == "parking_lot":
+        hops = _hops(cfg, samples, ends, cols["bytes_acked"])
+        queue, peak = hops.queue.sum(axis=1), hops.queue.sum(axis=1)
     rtts = []
     for s in samples:
         rs = RttSamples()
@@ -143,7 +157,17 @@ def sim_result(cfg: SimConfig, rows: list[list[list[float]]]) -> SimResult:
         rtts.append(rs)
     return SimResult(config=cfg, dt=dt, queue=queue, delivered=cols["bytes_acked"], sent=cols["bytes_sent"],
                      lost=cols["bytes_retrans"], rtt_samples=rtts,
-                     flows=[_record(s, f.R) for s, f in zip(samples, cfg.flows)], queue_peak=peak)
+                     flows=[_record(s, f.R) for s, f in zip(samples, cfg.flows)], queue_peak=peak, hop_record=hops)
+
+
+def _hops(cfg: SimConfig, samples: list[Samples], ends: np.ndarray, delivered: np.ndarray) -> HopRecord:
+    """A parking lot's hops (see the module doc): hop j served flow 0's and flow j's
+    deliveries; its queue is flow j's queueing delay times C."""
+    import numpy as np
+
+    q = np.nan_to_num(_queues(cfg, samples, ends)[:, 1:], nan=0.0)
+    served = delivered[:, :1] + delivered[:, 1:]
+    return HopRecord(served, np.repeat(delivered[:, :1], cfg.hops, axis=1), q)
 
 
 def reordering(rows: list[list[list[float]]]) -> list[int]:

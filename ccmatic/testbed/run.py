@@ -20,7 +20,7 @@ from ccmatic.core.processes import dead_runs_folders
 from ccmatic.core.source import Source
 from ccmatic.export import build
 from ccmatic.sim.links import AggKind, Link, LinkKind, RateSchedule
-from ccmatic.sim.records import Flow, SimConfig, SimResult
+from ccmatic.sim.records import Flow, SimConfig, SimResult, Topology
 from ccmatic.spec.cca import CcaProgram
 from ccmatic.testbed import ccas, netns
 from ccmatic.testbed.ccas import FlowCca, Registry
@@ -62,19 +62,26 @@ class TestbedConfig:
     mss: int = 1448            # TCP payload per segment (the links' MTU is mss + MTU_OVER_MSS)
     trace: bool = False        # keep the exported CCAs' step traces (TestbedRun.traces)
     quickack: bool = False     # the receiver ACKs every segment (else Linux's delayed ACKs)
+    topology: Topology = "dumbbell"
+    hops: int = 1              # a parking lot's: flow 0 crosses them all, flow i only hop i
 
     def frames_per_s(self) -> float:
-        """Data frames at the highest rate, and an ACK for every two (every one with
+        """Data frames at the highest rate (on a parking lot, every hop's cross flow
+        may take all of it: K times), and an ACK for every two (every one with
         ``quickack``)."""
         top = self.C if self.schedule is None else max(c for _, c in self.schedule.points)
-        return (2.0 if self.quickack else 1.5) * top / (self.mss + HEADERS)
+        return (2.0 if self.quickack else 1.5) * top * self.hops / (self.mss + HEADERS)
+
+    def hop_ports(self, hop: int) -> list[int] | None:
+        """The ports whose data hop ``hop``'s bottleneck takes (None: every frame)."""
+        return None if self.topology == "dumbbell" or self.hops == 1 else [PORT, PORT + hop]
 
 
 @dataclass
 class TestbedRun:
     result: SimResult
     delay_line: dict[str, Any]
-    bottleneck: dict[str, int]
+    bottleneck: dict[str, int]  # hop 1's tbf
     devices: dict[str, dict[str, int]]
     senders: dict[str, Any]
     kernel_names: list[str]
@@ -86,6 +93,8 @@ class TestbedRun:
     #: traces use too)
     samples: list[list[list[float]]] = field(default_factory=list)
     samples_t0: float = 0.0
+    #: every hop's tbf (one on a dumbbell)
+    bottlenecks: list[dict[str, int]] = field(default_factory=list)
 
     def steps_by_flow(self, flows: int) -> dict[int, list[dict[str, float]]]:
         """The traced steps of each of the first ``flows`` flows (by its port), in step
@@ -114,7 +123,7 @@ def missing(exported: bool) -> str | None:
 def check_rate(cfg: TestbedConfig) -> None:
     fps = cfg.frames_per_s()
     if fps > MAX_FRAMES_PER_S:
-        top = MAX_FRAMES_PER_S / 1.5 * (cfg.mss + HEADERS) * 8 / 1e6
+        top = MAX_FRAMES_PER_S / fps * cfg.C * 8 / 1e6
         raise TestbedError(f"the delay line forwards at most {MAX_FRAMES_PER_S:,} frames/s accurately on one core; "
                            f"this link needs {fps:,.0f} (hint: keep C at or below {top:.0f} Mbit/s)")
 
@@ -134,7 +143,7 @@ def sim_config(cfg: TestbedConfig) -> SimConfig:
     link = Link(cfg.model, pay(cfg.C), cfg.D, pay(cfg.buffer), sched, cfg.agg)
     flows = tuple(Flow(f.cca.program or kernel_program(f.cca.name), f.R, f.start, D=f.D, extra=f.extra)
                   for f in cfg.flows)
-    return SimConfig(link, flows, cfg.duration, mss=cfg.mss, seed=cfg.seed)
+    return SimConfig(link, flows, cfg.duration, mss=cfg.mss, seed=cfg.seed, topology=cfg.topology, hops=cfg.hops)
 
 
 def remove_stale() -> list[str]:
@@ -198,10 +207,12 @@ def run(cfg: TestbedConfig, say: Callable[[str], None]) -> TestbedRun:
     stale = remove_stale()
     if stale:
         say(f"removed what an earlier run left: {', '.join(stale)}")
-    net, reg, kids = netns.Net(os.getpid()), Registry(os.getpid(), trace=cfg.trace), Children()
+    net, reg, kids = netns.Net(os.getpid(), cfg.hops), Registry(os.getpid(), trace=cfg.trace), Children()
     try:
         netns.build(net, cfg.mss + netns.MTU_OVER_MSS, quickack=cfg.quickack)
-        netns.bottleneck(net, cfg.C * 8, cfg.buffer, cfg.mss + netns.MTU_OVER_MSS)
+        for hop in range(1, cfg.hops + 1):
+            netns.bottleneck(net, cfg.C * 8, cfg.buffer, cfg.mss + netns.MTU_OVER_MSS, hop=hop,
+                             ports=cfg.hop_ports(hop))
         names = [reg.kernel_name(f.cca, f.R, say) for f in cfg.flows]
         r = _transfer(cfg, net, kids, names, stale)
         r.traces = reg.traces()
@@ -234,5 +245,6 @@ def _transfer(cfg: TestbedConfig, net: netns.Net, kids: Children, names: list[st
     kids.stop(sink, timeout=2 * max(f.R for f in cfg.flows) + 1.0)
     line = json.loads(kids.stop(dl).strip().splitlines()[-1])
     devices = {"a": netns.link_stats(net.ns("d"), a), "b": netns.link_stats(net.ns("d"), b)}
-    return TestbedRun(sim_result(sim_config(cfg), sent["flows"]), line, netns.qdisc_stats(net), devices,
-                      summary(sent["flows"]), names, stale, samples=sent["flows"], samples_t0=float(sent["t0"]))
+    hops = [netns.qdisc_stats(net, hop) for hop in range(1, cfg.hops + 1)]
+    return TestbedRun(sim_result(sim_config(cfg), sent["flows"]), line, hops[0], devices, summary(sent["flows"]),
+                      names, stale, samples=sent["flows"], samples_t0=float(sent["t0"]), bottlenecks=hops)
