@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import kernel_yardstick as ky
+import yardstick_parking as yp
 
 
 def test_slope_tells_linear_from_square_root_growth() -> None:
@@ -46,6 +47,13 @@ def test_bbr_estimates_from_either_series(tmp_path: Path) -> None:
     cfg = {"C_bytes_per_s": 6e6, "warmup_s": 1.0, "flows": [{"R_s": 0.04}, {"R_s": 0.04}]}
     s = ky.bbr_estimates({"config": cfg}, sim, "simulate")
     assert s["btl_bw_over_C"] == pytest.approx([0.5, 0.25]) and s["rtprop_s"] == pytest.approx([0.04, 0.06])
+
+
+def test_parking_lot_unfairness_is_short_over_long() -> None:
+    """(f)'s figure: the short flows' mean throughput over the long flow's (flow 0)."""
+    doc = {"metrics": {"flows": [{"throughput": 2.0}, {"throughput": 5.0}, {"throughput": 7.0}]}}
+    assert yp.unfairness(doc) == 3.0
+    assert yp.unfairness({"metrics": {"flows": [{"throughput": 0.0}, {"throughput": 1.0}]}}) == float("inf")
 
 
 def _run(*argv: str) -> subprocess.CompletedProcess[str]:
