@@ -28,7 +28,9 @@ Experiments (defaults in brackets; --duration overrides every run's length):
 * ``f``: Reno, CUBIC and BBRv1 on 2- and 3-hop parking lots, 24 Mbit/s, 20 ms, a 1-BDP
   buffer on every hop [60 s]: the short flows' throughput over the long flow's in the
   kernel, the simulator and the CCA's contract (thesis Eq. 6.1.5, fitted by ``ccmatic
-  contract`` in the simulator; benchmarks/yardstick_parking.py).
+  contract`` in the simulator); and the thesis' canonical contract CCA
+  (templates/contract_lin.cca, exported) on 48 Mbit/s, 10 ms, 8-BDP hops against its
+  prediction, unfairness k on k hops (benchmarks/yardstick_parking.py).
 
 Every kernel run is ``ccmatic testbed ... --json`` and every simulator run ``ccmatic simulate
 ... --json`` in a subprocess, one at a time (kernel runs are real time: run nothing else on

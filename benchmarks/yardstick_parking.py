@@ -37,26 +37,51 @@ def contract_ratio(cca: str, hops: int) -> tuple[float | None, str]:
     return pl.get("ratio"), con["text"]
 
 
+def _row(o: Opts, cca: str, path: str, hops: int, link: tuple[int, int, float],
+         contract: tuple[float | None, str] | None) -> tuple[dict[str, Any], list[str]]:
+    """One row: kernel and simulator runs of ``cca`` (the simulator's ``path``) on a
+    ``hops``-hop parking lot of ``link`` = (C Mbit/s, R ms, buffer BDP); ``contract``
+    the predicted ratio (None: fit the CCA's contract with ``ccmatic contract``)."""
+    C, R, B = link
+
+    def make(t: float) -> tuple[list[str], list[str]]:
+        common = ["--topology", "parking-lot", "--hops", str(hops), "--C", str(C), "--R", str(R), "--buffer", f"{B:g}",
+                  "--duration", f"{t:g}"]
+        return [cca, *common], [path, *common]
+    k, s = side_runs(o, 60, make)
+    if contract is None:
+        contract = contract_ratio(path, hops) if o.want("sim") else (None, "not asked (--sides)")
+    ratio, text = contract
+    kr, sr = [unfairness(d) for d in k], [unfairness(d) for d in s]
+    kl, sl = [float(d["metrics"]["loss_rate"]) for d in k], [float(d["metrics"]["loss_rate"]) for d in s]
+    util = [float(h["utilization"]) for d in k for h in d["metrics"]["hops"]]
+    r = {"hops": hops, "cca": cca, "link": link, "kernel": kr, "sim": sr, "contract": ratio, "contract_text": text,
+         "kernel_hop_util": util, "kernel_loss": kl, "sim_loss": sl}
+    return r, [str(hops), cca, fig(kr), fig(sr), "–" if ratio is None else f"{ratio:.2f}", fig(util),
+               fig(kl, ".2e"), fig(sl, ".2e")]
+
+
+HEAD = ["hops", "CCA", "kernel", "simulator", "contract", "kernel hop utilization", "loss kernel", "loss sim"]
+#: the thesis' canonical contract CCA (§6.4–6.5, Fig. 6.6), exported for the kernel, on a
+#: deep buffer (it keeps a queue, loses nothing): rate = C_max·S_min/s with s the
+#: queueing delay, which the long flow sums over k hops, so it gets 1/k of a short flow
+LIN, LIN_LINK = "templates/contract_lin.cca", (48, 10, 8.0)
+
+
 def exp_f(o: Opts) -> dict[str, Any]:
     print(f"### (f) Parking lots: short flows' throughput over the long flow's ({C_MBPS} Mbit/s per hop, "
           f"{R_MS} ms, {BUFFER}-BDP buffer on every hop, {o.durations(60)}, metrics after 20%)\n")
-    rows, out = [], []
+    out, rows = [], []
     for hops in (2, 3):
         for cca, path in CCAS.items():
-            def make(t: float, cca: str = cca, path: str = path, hops: int = hops) -> tuple[list[str], list[str]]:
-                common = ["--topology", "parking-lot", "--hops", str(hops), "--C", str(C_MBPS), "--R", str(R_MS),
-                          "--buffer", str(BUFFER), "--duration", f"{t:g}"]
-                return [cca, *common], [path, *common]
-            k, s = side_runs(o, 60, make)
-            ratio, text = contract_ratio(path, hops) if o.want("sim") else (None, "not asked (--sides)")
-            kr, sr = [unfairness(d) for d in k], [unfairness(d) for d in s]
-            kl, sl = [float(d["metrics"]["loss_rate"]) for d in k], [float(d["metrics"]["loss_rate"]) for d in s]
-            util = [float(h["utilization"]) for d in k for h in d["metrics"]["hops"]]
-            out.append({"hops": hops, "cca": cca, "kernel": kr, "sim": sr, "contract": ratio, "contract_text": text,
-                        "kernel_hop_util": util, "kernel_loss": kl, "sim_loss": sl})
-            rows.append([str(hops), cca, fig(kr), fig(sr), "–" if ratio is None else f"{ratio:.2f}", fig(util),
-                         fig(kl, ".2e"), fig(sl, ".2e")])
-    table(["hops", "CCA", "kernel", "simulator", "contract", "kernel hop utilization", "loss kernel", "loss sim"],
-          rows)
+            r, row = _row(o, cca, path, hops, (C_MBPS, R_MS, BUFFER), None)
+            out.append(r)
+            rows.append(row)
+    table(HEAD, rows)
     print("contracts: " + "; ".join(f"{r['cca']} ({r['hops']} hops): {r['contract_text']}" for r in out) + "\n")
-    return {"rows": out, "runs": len(LOG)}
+    C, R, B = LIN_LINK
+    print(f"The thesis' canonical contract CCA, {LIN} exported ({C} Mbit/s per hop, {R} ms, {B:g}-BDP buffers; "
+          "its contract rate = C_max·S_min/s predicts unfairness k on k hops, Fig. 6.6):\n")
+    lin = [_row(o, LIN, LIN, hops, LIN_LINK, (float(hops), "1/s: k")) for hops in (2, 3)]
+    table(HEAD, [row for _, row in lin])
+    return {"rows": out + [r for r, _ in lin], "runs": len(LOG)}
