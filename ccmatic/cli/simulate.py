@@ -86,7 +86,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     duration = positive_number("--duration", args.duration)
     sched = None if args.rate_schedule is None else rate_schedule(args.rate_schedule, C, duration)
     stagger = positive_number("--stagger", args.stagger, allow_zero=True) if args.stagger else 0.0
-    buffer = topo.buffer_text(args.buffer, kind_t, hops, args.rate_schedule)
+    buffer = topo.buffer_text(args.buffer, kind_t, args.rate_schedule)
     extra = topo.extra_delays(args.extra_delay, nflows)
     flows = tuple(Flow(progs[i % len(progs)], Rs[i % len(Rs)], i * stagger, D=own_D[i], extra=extra[i])
                   for i in range(nflows))

@@ -78,9 +78,7 @@ def config(args: argparse.Namespace) -> tuple[TestbedConfig, float]:
     D, own_D = jitter_bounds(args.D, kind, Rs, nflows)
     agg = agg_kind(args.agg, kind)
     duration = positive_number("--duration", args.duration)
-    if kind_t == "parking_lot" and args.rate_schedule is not None:
-        raise SpecError(Loc("--rate-schedule"), "a parking lot's hops have a constant rate",
-                        "drop --rate-schedule, or use --topology dumbbell")
+    topo.constant_rate(kind_t, args.rate_schedule)
     sched = None if args.rate_schedule is None else rate_schedule(args.rate_schedule, C, duration)
     stagger = positive_number("--stagger", args.stagger, allow_zero=True) if args.stagger else 0.0
     buffer = positive_number("--buffer", args.buffer) * C * min(Rs)

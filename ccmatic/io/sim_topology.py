@@ -45,12 +45,17 @@ def flow_count(flows: int | None, kind: Topology, hops: int, named: int = 1) -> 
     return hops + 1
 
 
-def buffer_text(text: str | None, kind: Topology, hops: int, schedule: str | None) -> str:
-    """``--buffer``'s text (default 1 BDP, infinite on a parking lot, where every hop
-    has it); refuses a rate schedule on a parking lot."""
+def constant_rate(kind: Topology, schedule: str | None) -> None:
+    """Refuse ``--rate-schedule`` on a parking lot (its hops have a constant rate)."""
     if kind == "parking_lot" and schedule is not None:
         raise SpecError(Loc("--rate-schedule"), "a parking lot's hops have a constant rate",
                         "drop --rate-schedule, or use --topology dumbbell")
+
+
+def buffer_text(text: str | None, kind: Topology, schedule: str | None) -> str:
+    """``--buffer``'s text (default 1 BDP, infinite on a parking lot, where every hop
+    has it); refuses a rate schedule on a parking lot."""
+    constant_rate(kind, schedule)
     if text is None:
         return "inf" if kind == "parking_lot" else "1"
     return text
