@@ -96,14 +96,14 @@ def _queues(cfg: SimConfig, samples: list[Samples], ends: np.ndarray) -> np.ndar
     return q
 
 
-def _queue(cfg: SimConfig, samples: list[Samples], ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _fifo_queue(q: np.ndarray) -> np.ndarray:
+    """The one FIFO's queue per tick: the smallest of the flows' (:func:`_queues`)."""
     import numpy as np
 
-    q = _queues(cfg, samples, ends)
     any_on = ~np.all(np.isnan(q), axis=1)
-    out = np.zeros(len(ends))
+    out = np.zeros(len(q))
     out[any_on] = np.nanmin(q[any_on], axis=1)
-    return out, out.copy()
+    return out
 
 
 def _record(s: Samples, R: float) -> FlowRecord:
@@ -143,11 +143,9 @@ def sim_result(cfg: SimConfig, rows: list[list[list[float]]]) -> SimResult:
     samples = [Samples.of(r) for r in rows]
     cols = {name: np.stack([_per_tick(s, name, ends) for s in samples], axis=1)
             for name in ("bytes_acked", "bytes_sent", "bytes_retrans")}
-    queue, peak = _queue(cfg, samples, ends)
-    hops = None
-    if cfg.topology == "parking_lot":
-        hops = _hops(cfg, samples, ends, cols["bytes_acked"])
-        queue, peak = hops.queue.sum(axis=1), hops.queue.sum(axis=1)
+    q = _queues(cfg, samples, ends)
+    hops = _hops(cfg.hops, q, cols["bytes_acked"]) if cfg.topology == "parking_lot" else None
+    queue = _fifo_queue(q) if hops is None else hops.queue.sum(axis=1)
     rtts = []
     for s in samples:
         rs = RttSamples()
@@ -157,17 +155,18 @@ def sim_result(cfg: SimConfig, rows: list[list[list[float]]]) -> SimResult:
         rtts.append(rs)
     return SimResult(config=cfg, dt=dt, queue=queue, delivered=cols["bytes_acked"], sent=cols["bytes_sent"],
                      lost=cols["bytes_retrans"], rtt_samples=rtts,
-                     flows=[_record(s, f.R) for s, f in zip(samples, cfg.flows)], queue_peak=peak, hop_record=hops)
+                     flows=[_record(s, f.R) for s, f in zip(samples, cfg.flows)], queue_peak=queue.copy(),
+                     hop_record=hops)
 
 
-def _hops(cfg: SimConfig, samples: list[Samples], ends: np.ndarray, delivered: np.ndarray) -> HopRecord:
-    """A parking lot's hops (see the module doc): hop j served flow 0's and flow j's
-    deliveries; its queue is flow j's queueing delay times C."""
+def _hops(K: int, q: np.ndarray, delivered: np.ndarray) -> HopRecord:
+    """A K-hop parking lot's hops (see the module doc), from the flows' queues
+    (:func:`_queues`): hop j served flow 0's and flow j's deliveries; its queue is flow
+    j's."""
     import numpy as np
 
-    q = np.nan_to_num(_queues(cfg, samples, ends)[:, 1:], nan=0.0)
     served = delivered[:, :1] + delivered[:, 1:]
-    return HopRecord(served, np.repeat(delivered[:, :1], cfg.hops, axis=1), q)
+    return HopRecord(served, np.repeat(delivered[:, :1], K, axis=1), np.nan_to_num(q[:, 1:], nan=0.0))
 
 
 def reordering(rows: list[list[list[float]]]) -> list[int]:
