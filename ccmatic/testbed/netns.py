@@ -187,9 +187,14 @@ def link_stats(ns: str, dev: str) -> dict[str, int]:
     return {}
 
 
+def namespaces_of(pid: int) -> list[str]:
+    """The namespaces of run ``pid`` (whatever its hops)."""
+    return [ns for ns in namespaces() if (m := NAME.match(ns)) and int(m.group(1)) == pid]
+
+
 def remove(net: Net) -> list[str]:
     """Delete the run's namespaces (their links go with them); the names deleted."""
-    gone = [ns for ns in namespaces() if (m := NAME.match(ns)) and int(m.group(1)) == net.pid]
+    gone = namespaces_of(net.pid)
     for ns in gone:
         run(["ip", "netns", "del", ns], check=False)
     return gone
@@ -210,13 +215,11 @@ def remove_stale() -> list[str]:
     namespaces) and the namespaces; the names removed."""
     removed = []
     for pid in sorted(stale_pids()):
-        net = Net(pid)
-        for ns in namespaces():
-            if (m := NAME.match(ns)) and int(m.group(1)) == pid:
-                for p in run(["ip", "netns", "pids", ns], check=False).split():
-                    try:
-                        os.kill(int(p), 9)
-                    except (ProcessLookupError, ValueError):
-                        pass
-        removed += remove(net)
+        for ns in namespaces_of(pid):
+            for p in run(["ip", "netns", "pids", ns], check=False).split():
+                try:
+                    os.kill(int(p), 9)
+                except (ProcessLookupError, ValueError):
+                    pass
+        removed += remove(Net(pid))
     return removed
