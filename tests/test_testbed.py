@@ -171,23 +171,21 @@ def test_ack_clock_keeps_fifo_and_batches() -> None:
     assert len(releases) <= 11 and all(abs((r / 0.010) - round(r / 0.010)) < 1e-6 for r in releases)
 
 
+def _steady(rate: float, rtt: float, seconds: float = 2.0) -> list[list[float]]:
+    """A flow's samples: it delivers ``rate`` bytes/s with a smoothed RTT ``rtt``."""
+    return [[t, 1448, rtt, R, 20, rate, rate * t * 1.01, rate * t, 0, 0, math.nan, 0, 0, *[math.nan] * 4]
+            for t in (k * 0.001 for k in range(round(seconds * 1000) + 1))]
+
+
 def test_samples_feed_simulates_metrics() -> None:
     C = MBPS * 1e6 / 8
     cfg = tb.TestbedConfig(C, round(C * R), (tb.TestbedFlow(FlowCca("reno", None), R),), 2.0)
     pay = payload_rate(C, 1448)
     # a flow that delivers exactly the payload rate with an RTT of 1.5 RTprop
-    rows = [[t, 1448, 1.5 * R, R, 20, pay, pay * t * 1.01, pay * t, 0, 0, math.nan, 0, 0, *[math.nan] * 4]
-            for t in (k * 0.001 for k in range(2001))]
-    m = metrics(sim_result(tb.sim_config(cfg), [rows]), 0.4)
+    m = metrics(sim_result(tb.sim_config(cfg), [_steady(pay, 1.5 * R)]), 0.4)
     assert m.utilization == pytest.approx(1.0, abs=0.01)
     assert m.flows[0].rtt_ratio == pytest.approx(1.5)
     assert m.queue_mean_bdp == pytest.approx(0.5, abs=0.01)
-
-
-def _steady(rate: float, rtt: float, seconds: float = 2.0) -> list[list[float]]:
-    """A flow's samples: it delivers ``rate`` bytes/s with a smoothed RTT ``rtt``."""
-    return [[t, 1448, rtt, R, 20, rate, rate * t * 1.01, rate * t, 0, 0, math.nan, 0, 0, *[math.nan] * 4]
-            for t in (k * 0.001 for k in range(round(seconds * 1000) + 1))]
 
 
 def test_a_parking_lots_samples_give_each_hop_its_flows() -> None:
