@@ -137,7 +137,7 @@ def test_the_observation_check_brackets_each_step() -> None:
 
     def sample(t: float, n: int) -> list[float]:
         row = [0.0] * len(tcpinfo.SAMPLE)
-        row[0], row[mss], row[segs], row[deliv] = t, 1000.0, float(n), float(n - 10)
+        row[0], row[1], row[mss], row[segs], row[deliv] = t, t + 0.0002, 1000.0, float(n), float(n - 10)
         return row
 
     samples = [[sample(0.001 * k, 10 * k) for k in range(100)]]  # 10 segments per ms
@@ -148,7 +148,14 @@ def test_the_observation_check_brackets_each_step() -> None:
     good = check_observations(run(303), 1)
     assert good[0].steps == 1 and good[0].ok and "all within" in check_text(good)
     bad = check_observations(run(2 * 303), 1)  # e.g. a unit off by two
-    assert bad[0].outside == 1 and bad[0].worst == 2 * 303 - 310 and check_text(bad).startswith("!!!")
+    assert bad[0].outside == 1 and bad[0].below == 0 and bad[0].worst == 2 * 303 - 310
+    assert check_text(bad).startswith("!!!") and "(0 below the sample before, 1 above the one after)" in check_text(bad)
+    # the sender preempted between its clock and its read: sample 30's counters were
+    # read at 31.2 ms, after the step at 30.5 ms, so it cannot be the step's lower end
+    samples[0][30] = sample(0.030, 312)
+    samples[0][30][1] = 0.0312
+    late = check_observations(run(303), 1)
+    assert late[0].ok, late
 
 
 def test_line_counts_and_catches_reordering() -> None:

@@ -111,7 +111,7 @@ def send(flows: list[SendFlow], duration: float, dt: float) -> dict[str, Any]:
                 pumps.append(th)
             cur = socks[i]
             if cur is not None:
-                rows[i].append(tcpinfo.sample(cur, time.monotonic() - t0))
+                rows[i].append(tcpinfo.sample(cur, t0))
         tick += 1
         time.sleep(max(0.0, t0 + tick * dt - time.monotonic()))
     for th in pumps:

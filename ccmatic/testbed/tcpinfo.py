@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import socket
 import struct
+import time
 from dataclasses import dataclass
 
 #: the layout: 8 bytes of flags, 24 u32 (rto ... total_retrans), pacing_rate,
@@ -96,10 +97,14 @@ def read_bbr(sock: socket.socket) -> list[float]:
     return parse_bbr(sock.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, 64))
 
 
-#: one sample of a socket, as the testbed's sender takes it (:func:`sample`)
-SAMPLE = ("t", *ROW, *BBR_COLUMNS)
+#: one sample of a socket, as the testbed's sender takes it (:func:`sample`): ``t``
+#: and ``t_read`` are the clock just before and just after ``tcp_info`` was read
+SAMPLE = ("t", "t_read", *ROW, *BBR_COLUMNS)
 
 
-def sample(sock: socket.socket, t: float) -> list[float]:
-    """The socket's :data:`SAMPLE` at time ``t``."""
-    return [t, *read(sock).row(), *read_bbr(sock)]
+def sample(sock: socket.socket, t0: float) -> list[float]:
+    """The socket's :data:`SAMPLE` now, its times counted from the monotonic ``t0``."""
+    t = time.monotonic() - t0
+    info = read(sock)
+    t_read = time.monotonic() - t0
+    return [t, t_read, *info.row(), *read_bbr(sock)]
