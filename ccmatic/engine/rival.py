@@ -4,38 +4,48 @@ At long horizons the time of the deciding check is chaotic in the solver's rando
 seed: CCAC's Copa question at T = 30 (unsat) takes 1.4 to 17.8 s over 16 seeds in a
 fresh solver, median 6.8 s (docs/performance.md).  With two cores, ``ccmatic
 verify`` (``--jobs 2``, its default on a machine with two cores or more) runs the same
-check a second time, from the start, in a fresh solver of its own Z3 context with
-another seed (the run's seed + :data:`RIVAL_SEED_OFFSET`), in a thread (Z3 releases
-Python's lock while it checks), with the negated property as an assumption (over
-seeds 0-9 at T = 30 such a check took 5.4 s at the median, against 10.3 s with the
-property asserted).  On this machine two checks slow each other down by
-5–8%, so the question costs about the lesser of two draws.
+check a second time, from the start, with another seed (the run's seed +
+:data:`RIVAL_SEED_OFFSET`) and the negated property as an assumption, in a child
+process forked from the run just before its first check.
 
-Only an *unsat* of the rival counts: it ends whatever check of the deciding step is
-running (the first slice, a steady-state counterexample search, the whole check) and
-the step's answer is unsat.  That is the same verdict the run would reach alone,
-since unsat means that no trace meets the premises and the negated property, which
-does not depend on who showed it; the proof still goes through the non-vacuity check
+Why a forked process and not a thread over a copy: the child holds the session's
+own, never-checked solver, in the same Z3 context with the same term identities.
+A copy translated into a second context (what a thread needs, since one context must
+not be used by two threads) re-numbers every term, and Z3 orders the sums of a
+linear constraint by those numbers; on Copa at T = 30 the translated copy took 4.5 s
+at the median of eight seeds where the same solver in its own context took 1.9 s
+(docs/performance.md, "A second solver").  Two processes also share no allocator.
+
+Only an *unsat* of the rival counts: the child writes one byte on a pipe, a thread
+of the run reads it and interrupts whatever check of the deciding step is running
+(the first slice, a steady-state counterexample search, the whole check), and the
+step's answer is unsat.  That is the same verdict the run would reach alone, since
+unsat means that no trace meets the premises and the negated property, which does
+not depend on who showed it; the proof still goes through the non-vacuity check
 (:func:`ccmatic.engine.verify.confirm_proved`).  A counterexample always comes from
-the run's own checks; the rival's sat or unknown is ignored.  (Z3 shares some state
-between contexts, its symbol table for one, so a run with a rival need not print the
-same counterexample as one without, as two runs in one process need not; each is
-re-checked exactly.)  If the run's own check returns sat although the
-rival said unsat, the run's model is kept: it is re-checked with exact rationals
-like every counterexample, and the solver is wrong on one side (if the rival's
-interrupt cuts the reading of that model, the answer is unknown, never unsat).  A rival is started
-only for checks of :data:`RIVAL_MIN_CONSTRAINTS` constraints or more.
+the run's own checks; the rival's sat or unknown is ignored.  If the run's own check
+returns sat although the rival said unsat, the run's model is kept: it is re-checked
+with exact rationals like every counterexample, and the solver is wrong on one side
+(if the rival's interrupt cuts the reading of that model, the answer is unknown,
+never unsat).  A rival is started only for checks of :data:`RIVAL_MIN_CONSTRAINTS`
+constraints or more.
 
-Thread safety: a Z3 context must not be used by two threads at once.  The rival's
-solver is copied into its context (:meth:`Session.copy_into`) before the run's first
-check; afterwards the rival thread touches only its own context, and the run's thread
-only the main one, except :meth:`Rival.run`'s ``interrupt`` of the main context,
-which Z3 allows from any thread (it is how Ctrl-C stops a check).
+The child leaves nothing behind: :meth:`Rival.stop` kills and reaps it (the run calls
+it in a ``finally``); it dies with the run on Ctrl-C and SIGTERM (it takes their
+default action, and the run's handlers stop the run), and on the run's own death,
+even by SIGKILL (``PR_SET_PDEATHSIG``).  It runs no Python exit code and flushes
+none of the run's buffers (``os._exit``).  Where ``fork`` does not exist there is no
+rival.
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
+import signal
+import sys
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 
 import z3
@@ -46,38 +56,49 @@ from ccmatic.engine.session import Answer, Sat, Session, SolverUnknown, Unsat, c
 #: the rival's seed is the run's seed plus this (a draw independent of the run's)
 RIVAL_SEED_OFFSET = 1000
 
-#: a rival is started only for a check of at least this many constraints.  Starting
-#: one costs the run some tens of milliseconds (the constraints copied into the
-#: rival's context, its thread) and the run's own check slows down by 5-8% while both
-#: run.  CCAC's Copa question at T = 20 (3,177 constraints), which its first slice
-#: decides in about a second, took 0.1 s longer with a rival (median of seeds 0-5);
-#: at T = 30 (7,012) the rival cut the median over seeds 0-9 from 9.2 to 7.4 s and
-#: the worst from 21.4 to 12.3 s (docs/performance.md, "A second solver")
+#: a rival is started only for a check of at least this many constraints: below, the
+#: run's first check decides in about a second and a second core only costs
+#: (docs/performance.md, "A second solver")
 RIVAL_MIN_CONSTRAINTS = 4000
+
+#: whether this platform can start a rival (it needs ``fork``)
+AVAILABLE = hasattr(os, "fork")
 
 
 class Rival:
-    """``Rival(sess, goal)`` starts checking ``sess``'s constraints and ``goal`` in a
-    thread; pass it as the ``guard`` of the run's sessions, and :meth:`stop` it in a
-    ``finally``."""
+    """``Rival(sess, goal)`` forks a child that checks ``sess``'s constraints and
+    ``goal``; pass it as the ``guard`` of the run's sessions, and :meth:`stop` it in a
+    ``finally``.  Create it before ``sess`` is first checked, from the thread that
+    runs Z3 (no other thread may be inside Z3 at the fork)."""
 
     def __init__(self, sess: Session, goal: Sequence[Tagged]) -> None:
-        self.ctx = z3.Context()
         self.seed = sess.seed + RIVAL_SEED_OFFSET
-        self._solver = sess.copy_into(self.ctx, self.seed)
-        self._goal = [c.translate(self.ctx) for _tag, c in goal]
         self._lock = threading.Lock()
         self._proved = False  # the rival's check was unsat
         self._watched: z3.Context | None = None  # the run's context while it checks
-        self._thread = threading.Thread(target=self._check, name="ccmatic-rival", daemon=True)
+        read, write = os.pipe()
+        parent = os.getpid()
+        try:
+            with warnings.catch_warnings():
+                # Python >= 3.12 warns on fork in a process with threads; the child
+                # calls only Z3 (no lock another thread could hold) and then os._exit
+                warnings.simplefilter("ignore", DeprecationWarning)
+                self.pid = os.fork()
+        except OSError:
+            os.close(read)
+            os.close(write)
+            raise
+        if self.pid == 0:
+            os.close(read)
+            _child(sess.solver, [c for _tag, c in goal], self.seed, write, parent)
+        os.close(write)
+        self._read = read
+        self._thread = threading.Thread(target=self._wait, name="ccmatic-rival", daemon=True)
         self._thread.start()
 
-    def _check(self) -> None:
-        try:
-            r = self._solver.check(*self._goal)
-        except z3.Z3Exception:  # stopped while it set up its check
-            return
-        if r != z3.unsat:
+    def _wait(self) -> None:
+        """The child's byte: a proof (an empty read: it ended or was killed without one)."""
+        if os.read(self._read, 1) != PROVED:
             return
         with self._lock:
             self._proved = True
@@ -117,12 +138,48 @@ class Rival:
         return proved
 
     def stop(self) -> None:
-        """Interrupt the rival's check if it still runs, and wait for its thread (an
-        interrupt sent before its check began may be lost, so it is sent again)."""
-        while self._thread.is_alive():
-            self.ctx.interrupt()
-            self._thread.join(STOP_POLL_S)
+        """Kill the child if it still runs, reap it, and end the reading thread."""
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:  # reaped already (a SIGCHLD handler of the embedding program)
+            pass
+        self._thread.join()
+        os.close(self._read)
 
 
-#: how often :meth:`Rival.stop` interrupts the rival again until its thread ends
-STOP_POLL_S = 0.02
+def start_rival(sess: Session, goal: Sequence[Tagged]) -> Rival | None:
+    """A :class:`Rival`, or none where ``fork`` is missing or fails (the run then
+    decides alone, as with ``--jobs 1``)."""
+    if not AVAILABLE:
+        return None
+    try:
+        return Rival(sess, goal)
+    except OSError:
+        return None
+
+
+#: what the child writes on its pipe when its check is unsat
+PROVED = b"u"
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _child(solver: z3.Solver, goal: list[z3.BoolRef], seed: int, write: int, parent: int) -> None:
+    """The forked rival: check, report a proof, exit without running Python's exit code."""
+    try:
+        signal.set_wakeup_fd(-1)  # the run's wakeup fd would report the child's signals to it
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        if sys.platform == "linux":
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the run died before the line above
+            os._exit(1)
+        solver.set("random_seed", seed)
+        if solver.check(*goal) == z3.unsat:
+            os.write(write, PROVED)
+    finally:
+        os._exit(0)

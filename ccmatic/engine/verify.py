@@ -27,7 +27,7 @@ from ccmatic.encode.problem import Problem, build
 from ccmatic.encode.trace import Tagged
 from ccmatic.engine.extract import extract
 from ccmatic.engine.recheck import FormulaCache, RecheckError, recheck
-from ccmatic.engine.rival import RIVAL_MIN_CONSTRAINTS, Rival
+from ccmatic.engine.rival import RIVAL_MIN_CONSTRAINTS, start_rival
 from ccmatic.engine.session import Answer, Sat, Session, SolverUnknown, Unsat, out_of_resources
 from ccmatic.engine.smt2 import dump_check
 from ccmatic.engine.witness import FIRST_SLICE_RLIMIT, confirm_trace, steady_counterexample
@@ -139,7 +139,7 @@ def solve(prob: Problem, prop: z3.BoolRef, opts: RunOptions, network: Session | 
     sess = Session(prob.base(), opts.timeout_s, opts.seed) if network is None else \
         network.fork(prob.cca.constraints.items, opts.timeout_s)
     neg: list[Tagged] = [("negated property", z3.Not(prop))]
-    rival = Rival(sess, neg) if opts.rival and len(prob.base()) >= RIVAL_MIN_CONSTRAINTS else None
+    rival = start_rival(sess, neg) if opts.rival and len(prob.base()) >= RIVAL_MIN_CONSTRAINTS else None
     sess.guard = rival
     try:
         r = decide(sess, neg, prob)
