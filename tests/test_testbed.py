@@ -91,9 +91,9 @@ def _bbr_and_cubic_samples() -> SimResult:
     C = MBPS * 1e6 / 8
     cfg = tb.TestbedConfig(C, round(C * R), (tb.TestbedFlow(FlowCca("bbr", None), R),
                                              tb.TestbedFlow(FlowCca("cubic", None), R)), 1.0)
-    bbr = [[t, 1448, R, R, 20, C, C * t, C * t, 0, 0, math.nan, 0, 0, 3e6, 0.041, 1.25, 2.0]
+    bbr = [[t, t, 1448, R, R, 20, C, C * t, C * t, 0, 0, math.nan, 0, 0, 3e6, 0.041, 1.25, 2.0]
            for t in (k * 0.005 for k in range(201))]
-    cubic = [[*row[:10], 14.0, 0, 0, *[math.nan] * 4] for row in bbr]
+    cubic = [[*row[:11], 14.0, 0, 0, *[math.nan] * 4] for row in bbr]
     return sim_result(tb.sim_config(cfg), [bbr, cubic])
 
 
@@ -180,7 +180,7 @@ def test_ack_clock_keeps_fifo_and_batches() -> None:
 
 def _steady(rate: float, rtt: float, seconds: float = 2.0) -> list[list[float]]:
     """A flow's samples: it delivers ``rate`` bytes/s with a smoothed RTT ``rtt``."""
-    return [[t, 1448, rtt, R, 20, rate, rate * t * 1.01, rate * t, 0, 0, math.nan, 0, 0, *[math.nan] * 4]
+    return [[t, t, 1448, rtt, R, 20, rate, rate * t * 1.01, rate * t, 0, 0, math.nan, 0, 0, *[math.nan] * 4]
             for t in (k * 0.001 for k in range(round(seconds * 1000) + 1))]
 
 
