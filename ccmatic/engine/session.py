@@ -100,13 +100,6 @@ class Session:
         copy = _configure(self.solver.translate(self.solver.ctx), timeout_s, self.seed)
         return Session(extra, timeout_s, self.seed, solver=copy)
 
-    def copy_into(self, ctx: z3.Context, seed: int) -> z3.Solver:
-        """A configured solver of another Z3 context (one that another thread may
-        check in) holding these constraints, with ``seed``.  Copy only a session that
-        never checked (then the copy is fresh), and not while another thread uses
-        this session's context."""
-        return _configure(self.solver.translate(ctx), self.timeout_s, seed)
-
     @contextmanager
     def scope(self) -> Iterator[z3.Solver]:
         self.solver.push()
