@@ -4,6 +4,8 @@ queries, and proved/refuted assertions that explain what the solver found instea
 from __future__ import annotations
 
 import io
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,16 @@ from ccmatic.io.queries import load_query
 from ccmatic.io.report import trace_table
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def wait_until(cond: Callable[[], bool], seconds: float, poll_s: float = 0.02) -> bool:
+    """Poll ``cond`` until it holds or ``seconds`` have passed; whether it holds."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(poll_s)
+    return cond()
 
 
 def run_cli(*argv: object) -> tuple[int, str, str]:

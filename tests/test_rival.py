@@ -12,7 +12,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction as F
 
@@ -64,15 +63,6 @@ def alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
-
-
-def wait_until(cond: Callable[[], bool], seconds: float) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
 
 
 needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc to see the rival's process")
@@ -164,7 +154,7 @@ def test_a_stopped_rival_leaves_no_process() -> None:
     """stop() kills a rival still checking (a hard problem) and reaps it."""
     sess = Session([("php", c) for c in pigeons(13)], 600, 0)
     rival = Rival(sess, [])
-    assert wait_until(lambda: rival.pid in living_children(os.getpid()), 5)
+    assert helpers.wait_until(lambda: rival.pid in living_children(os.getpid()), 5)
     t0 = time.perf_counter()
     rival.stop()
     assert time.perf_counter() - t0 < 5 and not alive(rival.pid) and not rival.decided()
@@ -194,7 +184,7 @@ def test_the_rival_dies_with_a_killed_run() -> None:
         assert alive(child)
         run.kill()
         run.wait(10)
-        assert wait_until(lambda: not alive(child), 5), f"rival {child} outlived its killed run"
+        assert helpers.wait_until(lambda: not alive(child), 5), f"rival {child} outlived its killed run"
     finally:
         run.kill()
 
@@ -208,11 +198,11 @@ def test_sigterm_to_verify_ends_its_rival() -> None:
     run = subprocess.Popen(argv, cwd=os.path.dirname(os.path.dirname(__file__)), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
     try:
-        assert wait_until(lambda: bool(living_children(run.pid)), 60), "no rival started"
+        assert helpers.wait_until(lambda: bool(living_children(run.pid)), 60), "no rival started"
         child = living_children(run.pid)[0]
         run.send_signal(signal.SIGTERM)
         _out, err = run.communicate(timeout=30)
         assert run.returncode == 3 and "interrupted" in err and "Traceback" not in err, err
-        assert wait_until(lambda: not alive(child), 5), f"rival {child} outlived its run"
+        assert helpers.wait_until(lambda: not alive(child), 5), f"rival {child} outlived its run"
     finally:
         run.kill()

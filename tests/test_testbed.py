@@ -18,8 +18,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import helpers
 import numpy as np
 import pytest
 
@@ -375,11 +377,8 @@ def _start(*argv: str) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _wait_for(pred: object, timeout: float = 60.0) -> None:
-    end = time.monotonic() + timeout
-    while not pred():  # type: ignore[operator]
-        assert time.monotonic() < end, "timed out"
-        time.sleep(0.1)
+def _wait_for(pred: Callable[[], bool], timeout: float = 60.0) -> None:
+    assert helpers.wait_until(pred, timeout, poll_s=0.1), "timed out"
 
 
 def _start_busy() -> subprocess.Popen[str]:
