@@ -9,11 +9,16 @@ the long flow's (flow 0, across every hop)."""
 
 from __future__ import annotations
 
+from functools import cache
 from statistics import mean
 from typing import Any
 
 from yardstick_figures import fig, table
 from yardstick_runs import LOG, Opts, ccmatic, side_runs
+
+from ccmatic.sim.contract import STATS
+from ccmatic.sim.contract_math import Contract
+from ccmatic.sim.contract_theory import parking_lot
 
 #: the kernel's CCA and the simulator's file for it
 CCAS = {"reno": "templates/reno.cca", "cubic": "templates/cubic.cca", "bbr": "templates/bbr1.cca"}
@@ -26,15 +31,24 @@ def unfairness(d: dict[str, Any]) -> float:
     return mean(t[1:]) / t[0] if t[0] > 0 else float("inf")
 
 
-def contract_ratio(cca: str, hops: int) -> tuple[float | None, str]:
-    """The contract's parking-lot ratio at C (None if it fits no contract), and its text."""
+@cache
+def fitted(cca: str) -> dict[str, Any] | None:
+    """The CCA's contract, fitted once (``ccmatic contract --json``'s ``contract``; None
+    if it fits none): the fit does not depend on the hop count, only its prediction."""
     d = ccmatic("contract", [cca, "--C", f"{C_MBPS},{2 * C_MBPS},{4 * C_MBPS}", "--R", str(R_MS), "--buffer",
-                             str(BUFFER), "--hops", str(hops), "--at", str(C_MBPS), "--duration", "60"])
-    con = None if d is None else d.get("contract")
-    if not con:
+                             str(BUFFER), "--at", str(C_MBPS), "--duration", "60"])
+    return None if d is None else d.get("contract") or None
+
+
+def contract_ratio(cca: str, hops: int) -> tuple[float | None, str]:
+    """The contract's parking-lot ratio at C on ``hops`` hops (None if it fits no
+    contract), and its text: Eqs. 6.1.2–6.1.4 on the fitted contract."""
+    con = fitted(cca)
+    if con is None:
         return None, "no contract"
-    pl = con["determines"]["predictions"].get("parking_lot") or {}
-    return pl.get("ratio"), con["text"]
+    f = Contract(con["family"], con["a"], con["p"], con["c"], con["b"])
+    pl = parking_lot(f, C_MBPS, hops, STATS[con["statistic"]][2])
+    return (None if pl is None else pl["ratio"]), con["text"]
 
 
 def _row(o: Opts, cca: str, path: str, hops: int, link: tuple[int, int, float],
