@@ -53,7 +53,7 @@ from typing import Any
 
 from yardstick_figures import fig, slope, table
 from yardstick_parking import exp_f
-from yardstick_runs import LOG, ROOT, SIDES, Opts, bbr_estimates, side_runs, tbf_drop_rate
+from yardstick_runs import LOG, ROOT, SIDES, Opts, bbr_estimates, runs, side_runs, tbf_drop_rate
 
 __all__ = ["bbr_estimates", "fig", "slope"]  # the tests' helpers
 
@@ -172,6 +172,12 @@ def exp_c(o: Opts) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- (d) BBR loss vs BDP, ACK aggregation
 
+#: (d)'s second simulator column: each batch's ACKs 3 µs apart (the testbed's delay line
+#: sends a frame in about 2.7 µs, docs/testbed.md (d)) and ticks of R/200, fine enough
+#: for the sender to act between the ACKs of one batch, as the kernel does
+TRAIN = ["--ack-train", "3", "--ticks", "200"]
+
+
 def exp_d(o: Opts) -> dict[str, Any]:
     T = o.kdur(60)
     print(f"### (d) BBRv1 loss per RTprop vs BDP: 1/4-BDP buffer, ACK aggregation D = R = 40 ms "
@@ -184,20 +190,24 @@ def exp_d(o: Opts) -> dict[str, Any]:
                       "--duration", f"{t:g}"]
             return ["bbr", *common], ["templates/bbr1.cca", *common]
         k, s = side_runs(o, 60, make)
+        st = runs("simulate", make(o.dur(60))[1] + TRAIN, o.sim_seeds, 0) if o.want("sim") else []
         bdp = C * 1e6 / 8 * 0.04 / 1514
         kl = [d["metrics"]["loss_per_R_mean"] for d in k]
         kt = [d["bottleneck"].get("drops", 0) / (T / 0.04) for d in k]
         sl = [d["metrics"]["loss_per_R_mean"] for d in s]
-        out.append({"C": C, "bdp_pkts": bdp, "kernel": kl, "kernel_tbf": kt, "sim": sl,
+        tl = [d["metrics"]["loss_per_R_mean"] for d in st]
+        out.append({"C": C, "bdp_pkts": bdp, "kernel": kl, "kernel_tbf": kt, "sim": sl, "sim_train": tl,
                     "kernel_util": [d["metrics"]["utilization"] for d in k],
-                    "sim_util": [d["metrics"]["utilization"] for d in s]})
-        rows.append([str(C), f"{bdp:.0f}", fig(kl, ".1f"), fig(kt, ".1f"), fig(sl, ".1f"),
-                     f"{mean(kl) / bdp:.3f}" if kl else "–", f"{mean(sl) / bdp:.3f}" if sl else "–",
-                     fig(out[-1]["kernel_util"]), fig(out[-1]["sim_util"])])
+                    "sim_util": [d["metrics"]["utilization"] for d in s],
+                    "sim_train_util": [d["metrics"]["utilization"] for d in st]})
+        rows.append([str(C), f"{bdp:.0f}", fig(kl, ".1f"), fig(kt, ".1f"), fig(sl, ".1f"), fig(tl, ".1f"),
+                     *(f"{mean(x) / bdp:.3f}" if x else "–" for x in (kl, sl, tl)),
+                     fig(out[-1]["kernel_util"]), fig(out[-1]["sim_util"]), fig(out[-1]["sim_train_util"])])
     table(["C Mbit/s", "BDP pkts", "loss/R kernel (retrans)", "loss/R kernel (tbf drops)", "loss/R sim",
-           "kernel / BDP", "sim / BDP", "util kernel", "util sim"], rows)
+           "loss/R sim, ACK trains", "kernel / BDP", "sim / BDP", "sim, trains / BDP", "util kernel", "util sim",
+           "util sim, trains"], rows)
     fits: dict[str, float | None] = {}
-    for key in ("kernel", "kernel_tbf", "sim"):
+    for key in ("kernel", "kernel_tbf", "sim", "sim_train"):
         xs = [r["bdp_pkts"] for r in out if r[key]]
         fits[key] = slope(xs, [mean(r[key]) for r in out if r[key]])
     print("log-log slope of loss/R against BDP: " + ", ".join(

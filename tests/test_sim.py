@@ -204,6 +204,30 @@ def test_bbr_shallow_buffer_loss_grows_with_bdp_on_the_cbr_delay_link() -> None:
     assert 1 < lo < 6 and hi > 2.5 * lo, (lo, hi)
 
 
+def test_ack_trains_let_bbr_overestimate_the_link_and_lose_in_proportion_to_the_bdp() -> None:
+    """ACK aggregation, 1/4-BDP buffer (docs/testbed.md (d)): when a batch's ACKs
+    arrive a few µs apart and the sender acts between them, the packets it sends early
+    in a batch carry a delivery-rate snapshot taken before the rest of the batch, so
+    their samples count that rest over the next interval.  BBRv1's BtlBw then exceeds
+    C (the kernel's did by up to 8%) and its losses grow with the BDP; a batch that
+    arrives at once gives samples at C and a loss that does not grow."""
+    prog = load_cca(ROOT / "templates" / "bbr1.cca")
+
+    def one(c_mbps: float, train: float) -> tuple[float, float]:
+        c, r = c_mbps * MBPS, 0.040
+        cfg = SimConfig(Link("ack_agg", c, r, 0.25 * c * r, train=train), (Flow(prog, r),), 20.0,
+                        ticks_per_rtt=200)
+        res = simulate(cfg)
+        bw = np.asarray(res.flows[0].state["btl_bw"])[len(res.flows[0].time) // 2:] / r / c
+        return float(np.median(bw)), float(metrics(res, 10.0).loss_per_R_mean)
+    bw_lo, loss_lo = one(24, 3e-6)
+    bw_hi, loss_hi = one(96, 3e-6)
+    assert bw_lo > 1.02 and bw_hi > 1.02, (bw_lo, bw_hi)
+    assert loss_hi > 3 * loss_lo > 3, (loss_lo, loss_hi)
+    bw0, loss0 = one(96, 0.0)
+    assert bw0 < 1.01 and loss0 < 1, (bw0, loss0)
+
+
 def test_synthesized_ccas_stay_within_their_proved_bounds() -> None:
     """A small slice of the B.6 grid (the full grid is `ccmatic evaluate`, a
     benchmark): every run that reaches a proof's steady state keeps its bounds."""

@@ -197,6 +197,14 @@ def test_a_one_packet_buffer_is_accepted() -> None:
     assert d["metrics"]["queue_max_bytes"] <= 1500 + 1e-6
 
 
+def test_ack_trains_and_ticks_reach_the_config() -> None:
+    """--ack-train and --ticks appear in --json's config when set, and only then."""
+    d = sim_json("reno", "--model", "ack_agg", "--ack-train", "3", "--ticks", "100", "--duration", "2")
+    assert d["config"]["ack_train_s"] == pytest.approx(3e-6) and d["config"]["ticks_per_rtt"] == 100
+    plain = sim_json("reno", "--model", "ack_agg", "--duration", "2")["config"]
+    assert "ack_train_s" not in plain and "ticks_per_rtt" not in plain
+
+
 def test_infinite_buffer_has_no_loss() -> None:
     d = sim_json("reno", "--buffer", "inf", "--model", "ack_agg", "--duration", "2")
     assert d["config"]["buffer_bytes"] is None
@@ -239,6 +247,10 @@ def test_ideal_link_rtt_is_at_least_R_and_bounded_by_buffer() -> None:
     (("--duration", "0"), "--duration", ("positive",)),
     (("--stagger", "-1", "--flows", "2"), "--stagger", ("non-negative",)),
     (("--flows", "two"), "ccmatic simulate", ("invalid int",)),
+    (("--ack-train", "3"), "--ack-train", ("ack_agg",)),
+    (("--model", "ack_agg", "--ack-train", "-1"), "--ack-train", ("non-negative",)),
+    (("--model", "ack_agg", "--ack-train", "2000"), "--ack-train", ("over 1000",)),
+    (("--ticks", "0"), "--ticks", ("outside 1..100,000",)),
 ])
 def test_simulate_bad_options(extra: tuple[str, ...], where: str, words: tuple[str, ...]) -> None:
     expect_input_error("simulate", "reno", "--duration", "2", *extra, where=where, words=words)

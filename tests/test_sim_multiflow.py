@@ -94,6 +94,19 @@ def test_fixed_aggregation_releases_on_the_grid() -> None:
     assert np.abs(k - np.round(k)).max() > 0.1
 
 
+def test_an_ack_train_spaces_a_batch_and_keeps_its_order() -> None:
+    """With ``train`` δ a batch's ACKs leave the aggregator δ apart, across the flows
+    that share it, in the order delivered; a later batch is not held back by an earlier
+    train that has ended.  Without it the batch arrives at one instant."""
+    D, R, d = 0.032, 0.040, 3e-6
+    trained = AckDelay(Link("ack_agg", 1e6, D, None, agg="fixed", train=d), [None, None], np.random.default_rng(0))
+    at = [trained.ack_time(f, t, R) - R for f, t in ((0, 0.001), (1, 0.002), (0, 0.003), (1, 0.0031))]
+    assert at == pytest.approx([D, D + d, D + 2 * d, D + 3 * d])
+    assert trained.ack_time(0, 0.05, R) - R == pytest.approx(2 * D)  # the next batch: on its grid point
+    at_once = AckDelay(Link("ack_agg", 1e6, D, None, agg="fixed"), [None, None], np.random.default_rng(0))
+    assert {at_once.ack_time(f, t, R) for f, t in ((0, 0.001), (1, 0.002), (0, 0.003))} == {D + R}
+
+
 def j2_ratio(cca: str, seed: int, C: float = 24.0, duration: float = 90.0) -> float:
     """Max/min throughput of J2 (three 32-ms flows, 32 ms of fixed aggregation on
     flow 0's ACKs, infinite buffer), measured over the second half of the run: FRCC

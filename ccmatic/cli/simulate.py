@@ -24,6 +24,7 @@ from ccmatic.core.files import PLOT_SUFFIXES, output_file
 from ccmatic.core.limits import MAX_SIM_QUEUE
 from ccmatic.io import sim_topology as topo
 from ccmatic.io.sim_args import (
+    ack_train,
     agg_kind,
     check_buffer,
     check_flows,
@@ -40,6 +41,7 @@ from ccmatic.io.sim_args import (
     plot_state_names,
     positive_number,
     rate_schedule,
+    tick_count,
 )
 from ccmatic.io.sim_plots import plot_run
 from ccmatic.io.sim_report import flow_line, flows_text, metric_lines, schedule_json
@@ -82,6 +84,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     kind = link_kind(args.model)
     D, own_D = jitter_bounds(args.D, kind, Rs, nflows)
     agg = agg_kind(args.agg, kind)
+    train = ack_train(args.ack_train, kind)
+    ticks = tick_count(args.ticks)
     bdp = C * min(Rs)
     duration = positive_number("--duration", args.duration)
     sched = None if args.rate_schedule is None else rate_schedule(args.rate_schedule, C, duration)
@@ -93,13 +97,13 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # without --plot or --series a dumbbell run keeps only its metrics (streamed): no
     # per-tick, per-flow records to size
     streamed = not (args.plot or args.series) and kind_t == "dumbbell"
-    check_size(duration, min(Rs), 1 if streamed else nflows + (3 * hops if kind_t == "parking_lot" else 0))
+    check_size(duration, min(Rs), 1 if streamed else nflows + (3 * hops if kind_t == "parking_lot" else 0), ticks)
     warm = check_warmup(duration * 0.2 if args.warmup is None else
                         positive_number("--warmup", args.warmup, allow_zero=True), duration)
     mss = positive_number("--mss", args.mss)
     max_queue = MAX_SIM_QUEUE if args.max_queue is None else check_max_queue(args.max_queue)
-    cfg = SimConfig(Link(kind, C, D, buffer_bytes(buffer, bdp, mss), sched, agg), flows, duration, mss=mss,
-                    seed=args.seed, topology=kind_t, hops=hops, max_queue_packets=max_queue)
+    cfg = SimConfig(Link(kind, C, D, buffer_bytes(buffer, bdp, mss), sched, agg, train), flows, duration, mss=mss,
+                    seed=args.seed, ticks_per_rtt=ticks, topology=kind_t, hops=hops, max_queue_packets=max_queue)
     states = plot_states(args, progs)
     if args.plot:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
@@ -129,7 +133,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     rates = f"C={args.C} Mbit/s" + ("" if sched is None else f" ({describe_schedule(sched, args.rate_schedule)})")
     Dtext = jitter_text(D, own_D, agg)
     where = cfg.link.kind if kind_t == "dumbbell" else f"a {hops}-hop parking lot ({cfg.link.kind})"
-    xtra = "" if args.extra_delay is None else f", extra delay {args.extra_delay} ms"
+    xtra = ("" if args.extra_delay is None else f", extra delay {args.extra_delay} ms") + \
+        (f", ACK trains {train * 1e6:g} µs apart" if train else "")
     out.write(f"{flows_text([f.cca.name for f in flows])} on {where}: {rates}, "
               f"R={args.R} ms, D={Dtext} ms{xtra}, buffer={buffer} BDP, {duration:g} s, seed {args.seed}\n")
     out.writelines(metric_lines(m, warm, "utilization" if kind_t == "dumbbell" else "delivered/C"))
@@ -184,7 +189,10 @@ def run_summary(cfg: Any, names: list[str], warmup: float, warnings: list[str],
               **({"extra_delay_s": f.extra} if extra else {})} for f in cfg.flows]
     return {
         "ccas": names, "link": cfg.link.kind, "C_bytes_per_s": cfg.link.C, "D_s": cfg.link.D,
-        **({} if cfg.link.agg == "uniform" else {"agg": cfg.link.agg}), **topo.summary_keys(cfg),
+        **({} if cfg.link.agg == "uniform" else {"agg": cfg.link.agg}),
+        **({"ack_train_s": cfg.link.train} if cfg.link.train else {}),
+        **({} if cfg.ticks_per_rtt == SimConfig.ticks_per_rtt else {"ticks_per_rtt": cfg.ticks_per_rtt}),
+        **topo.summary_keys(cfg),
         "rate_schedule": schedule_json(sched, schedule_spec),
         "buffer_bytes": cfg.link.buffer, "flows": flows,
         "duration_s": cfg.duration, "mss": cfg.mss, "seed": cfg.seed, "warmup_s": warmup,
@@ -207,6 +215,10 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
                    "one per flow, e.g. 32,0,0, gives each flow its own jitter box (0: none)")
     s.add_argument("--agg", default="uniform", help="ack_agg releases: uniform (every agg_k, uniform in [0, D); "
                    "default) or fixed (exactly every D)")
+    s.add_argument("--ack-train", metavar="US", default=None, help="ack_agg: µs between two ACKs of one batch "
+                   "(default 0: a batch arrives at once); with --ticks fine enough, senders act between them")
+    s.add_argument("--ticks", type=int, default=None, help=f"simulator ticks per RTprop of the shortest flow "
+                   f"(default {SimConfig.ticks_per_rtt})")
     s.add_argument("--buffer", default=None, help="buffer in BDPs of the shortest flow, or inf (default 1; inf "
                    "on a parking lot)")
     s.add_argument("--duration", default="30", help="seconds (default 30)")

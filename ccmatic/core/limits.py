@@ -72,6 +72,11 @@ MAX_SIM_TICKS = 10_000_000
 MAX_SIM_CELLS = 10_000_000
 SIM_BYTES_PER_CELL = 200
 MAX_SIM_FLOWS = 10_000
+#: simulator: ticks per RTprop (``--ticks``; the run's tick count above bounds the
+#: whole run) and µs between two ACKs of an aggregated batch (``--ack-train``; a
+#: batch's ACKs leave back to back, so a train is microseconds, not milliseconds)
+MAX_TICKS_PER_RTT = 100_000
+MAX_ACK_TRAIN_US = 1_000
 #: simulator: packets its queues may hold together (``--max-queue``; each is a row of
 #: 64 bytes, :mod:`ccmatic.sim.packets`): past it a run stops with one line
 MAX_SIM_QUEUE = 4_000_000

@@ -13,9 +13,11 @@ from pathlib import Path
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import output_dir
 from ccmatic.core.limits import (
+    MAX_ACK_TRAIN_US,
     MAX_SIM_CELLS,
     MAX_SIM_FLOWS,
     MAX_SIM_TICKS,
+    MAX_TICKS_PER_RTT,
     SIM_BYTES_PER_CELL,
 )
 from ccmatic.io.library import Library
@@ -124,6 +126,31 @@ def agg_kind(text: str, kind: LinkKind) -> AggKind:
         raise SpecError(Loc("--agg"), f"--agg {text} spaces the releases of the ack_agg link, not of {kind}",
                         "add --model ack_agg")
     return text
+
+
+def ack_train(text: str | None, kind: LinkKind) -> float:
+    """``--ack-train``: µs between two ACKs of one ack_agg batch, in seconds (0: the
+    batch arrives at once)."""
+    if text is None:
+        return 0.0
+    us = positive_number("--ack-train", text, allow_zero=True)
+    if us > 0 and kind != "ack_agg":
+        raise SpecError(Loc("--ack-train"), f"--ack-train spaces the ACKs of the ack_agg link's batches, not of {kind}",
+                        "add --model ack_agg")
+    if us > MAX_ACK_TRAIN_US:
+        raise SpecError(Loc("--ack-train"), f"{us:g} µs between two ACKs of a batch is over {MAX_ACK_TRAIN_US:g} µs",
+                        "a batch's ACKs leave an aggregating link back to back: give microseconds, e.g. 10")
+    return us / 1e6
+
+
+def tick_count(n: int | None) -> int:
+    """``--ticks``: ticks per RTprop of the shortest flow."""
+    if n is None:
+        return SimConfig.ticks_per_rtt
+    if not 1 <= n <= MAX_TICKS_PER_RTT:
+        raise SpecError(Loc("--ticks"), f"{n} ticks per RTprop is outside 1..{MAX_TICKS_PER_RTT:,}",
+                        f"leave it out for the default {SimConfig.ticks_per_rtt}")
+    return n
 
 
 def jitter_bounds(text: str | None, kind: LinkKind, Rs: list[float], nflows: int) -> tuple[float, list[float | None]]:

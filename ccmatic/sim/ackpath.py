@@ -9,7 +9,12 @@ its sender (thesis §2.3, Appendix B.6), by the link's kind
   in batches; batch k is released agg_k after batch k−1, agg_k uniform in [0, D),
   i.e. about C·agg_k bytes at once (``agg = "uniform"``); with ``agg = "fixed"``
   (Pantheon's and the FRCC traces' fixed aggregation) a batch is released exactly
-  every D, at the times k·D.
+  every D, at the times k·D.  A batch leaves its aggregator at once, or, with the
+  link's ``train`` δ > 0 (:attr:`ccmatic.sim.links.Link.train`), as a train: each ACK
+  δ after the one before it (across the flows sharing the aggregator), as a real
+  aggregating link or the testbed's delay line sends the frames of a batch one after
+  another.  Then a sender may act between the ACKs of one batch, which matters to a
+  delivery-rate sampler (docs/simulation.md, "ACK trains").
 
 The jitter bound D is the link's, and then one aggregator serves every flow; a flow
 may have its own D (:attr:`ccmatic.sim.records.Flow.D`), and then its own jitter box:
@@ -41,10 +46,12 @@ def seed(s: int) -> None:
 
 @njit
 def ack_time(kind: int, fixed: bool, f: int, delivered_at: float, R: float, last_ack: np.ndarray,
-             D: np.ndarray, box: np.ndarray, next_release: np.ndarray, releases: np.ndarray) -> float:
+             D: np.ndarray, box: np.ndarray, next_release: np.ndarray, releases: np.ndarray,
+             last_out: np.ndarray, train: np.ndarray) -> float:
     """Flow f's ACK of bytes delivered at ``delivered_at``: the time it reaches the
     sender.  ``box[f]``: f's aggregator (0: the link's, shared), whose next release
-    (uniform) or releases so far (fixed) the box arrays hold."""
+    (uniform) or releases so far (fixed), last ACK out and train spacing the box
+    arrays hold."""
     Df = D[f]
     if kind == IDEAL or Df <= 0:
         t = delivered_at + R
@@ -57,11 +64,15 @@ def ack_time(kind: int, fixed: bool, f: int, delivered_at: float, R: float, last
             if k * Df < delivered_at:  # the division's rounding
                 k += 1
             releases[b] = k
-            t = k * Df + R
+            out = k * Df
         else:
             while next_release[b] < delivered_at:
                 next_release[b] += np.random.random() * Df
-            t = next_release[b] + R
+            out = next_release[b]
+        if train[b] > 0:  # the batch leaves as a train
+            out = max(out, last_out[b] + train[b])
+            last_out[b] = out
+        t = out + R
     t = max(t, last_ack[f])  # cumulative ACKs: FIFO per flow
     last_ack[f] = t
     return float(t)
@@ -81,9 +92,11 @@ class AckDelay:
         self.box = np.array([0 if d is None else f + 1 for f, d in enumerate(Ds)], dtype=np.int64)
         self.next_release = np.zeros(n + 1)
         self.releases = np.zeros(n + 1)
+        self.last_out = np.full(n + 1, -math.inf)
+        self.train = np.full(n + 1, link.train)
         if rng is not None:
             seed(int(rng.integers(2**32)))
 
     def ack_time(self, flow: int, delivered_at: float, R: float) -> float:
         return float(ack_time(self.kind, self.fixed, flow, delivered_at, R, self.last_ack, self.D, self.box,
-                              self.next_release, self.releases))
+                              self.next_release, self.releases, self.last_out, self.train))

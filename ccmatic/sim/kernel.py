@@ -112,7 +112,7 @@ def _to_ack_path(p: int, row: int, mss: float, ff: np.ndarray, fi: np.ndarray, p
     f = pi[p, FLOW]
     ff[f, CUMUL] += mss
     delivered[row, f] += mss
-    pf[p, AT] = ack_time(kind, fixed, f, pf[p, AT], ff[f, RX], ack[0], ack[1], box, ack[2], ack[3])
+    pf[p, AT] = ack_time(kind, fixed, f, pf[p, AT], ff[f, RX], ack[0], ack[1], box, ack[2], ack[3], ack[4], ack[5])
     pf[p, CUM] = ff[f, CUMUL]
     append(pi, fi, f, PEND_HEAD, PEND_TAIL, p)
 

@@ -86,7 +86,9 @@ class RateSchedule:
 class Link:
     """A bottleneck: rate C (bytes/s), jitter bound D (s), drop-tail buffer (bytes,
     None: infinite).  With a ``schedule`` the rate varies over time and C is its rate
-    at t = 0 (None: C throughout).  ``agg`` is how ``ack_agg`` spaces its releases."""
+    at t = 0 (None: C throughout).  ``agg`` is how ``ack_agg`` spaces its releases,
+    ``train`` (s) the time between two ACKs of one of its batches (0: a batch arrives
+    at one instant; :mod:`ccmatic.sim.ackpath`)."""
 
     kind: LinkKind
     C: float
@@ -94,6 +96,7 @@ class Link:
     buffer: float | None
     schedule: RateSchedule | None = None
     agg: AggKind = "uniform"
+    train: float = 0.0
 
     def __post_init__(self) -> None:
         if self.schedule is not None and self.schedule.rate(0.0) != self.C:

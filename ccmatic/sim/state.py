@@ -50,9 +50,12 @@ class RunState:
         self.hf, self.hi = new_hops(hops, link.C, [buf] * hops, link.schedule is not None)
         self.st, self.sc = schedule_arrays(link.schedule)
         self.kind, self.fixed = KIND_CODES[link.kind], link.agg == "fixed"
-        # the ACK paths: last ACK and D per flow, next release and releases per box
-        self.ack = np.zeros((4, N + 1))
+        # the ACK paths: last ACK and D per flow; next release, releases, last ACK out
+        # and the train's spacing per box
+        self.ack = np.zeros((6, N + 1))
         self.ack[1, :N] = [f.jitter(link) for f in cfg.flows]
+        self.ack[4, :] = -math.inf
+        self.ack[5, :] = link.train
         self.box = np.array([0 if f.D is None else i + 1 for i, f in enumerate(cfg.flows)], dtype=np.int64)
         rows = ticks if chunk is None else min(chunk, ticks)
         self.rec = np.zeros((2, rows))  # the queue at each tick's end, and its peak within it
