@@ -14,7 +14,7 @@ from statistics import mean
 from typing import Any
 
 from yardstick_figures import fig, table
-from yardstick_runs import LOG, Opts, ccmatic, side_runs
+from yardstick_runs import LOG, Opts, ccmatic, runs, side_runs
 
 from ccmatic.sim.contract import STATS
 from ccmatic.sim.contract_math import Contract
@@ -52,10 +52,11 @@ def contract_ratio(cca: str, hops: int) -> tuple[float | None, str]:
 
 
 def _row(o: Opts, cca: str, path: str, hops: int, link: tuple[int, int, float],
-         contract: tuple[float | None, str] | None) -> tuple[dict[str, Any], list[str]]:
+         contract: tuple[float | None, str] | None, burst: bool) -> tuple[dict[str, Any], list[str]]:
     """One row: kernel and simulator runs of ``cca`` (the simulator's ``path``) on a
     ``hops``-hop parking lot of ``link`` = (C Mbit/s, R ms, buffer BDP); ``contract``
-    the predicted ratio (None: fit the CCA's contract with ``ccmatic contract``)."""
+    the predicted ratio (None: fit the CCA's contract with ``ccmatic contract``); with
+    ``burst`` (an unpaced CCA) the simulator's runs again with ``--burst 2``."""
     C, R, B = link
 
     def make(t: float) -> tuple[list[str], list[str]]:
@@ -63,19 +64,23 @@ def _row(o: Opts, cca: str, path: str, hops: int, link: tuple[int, int, float],
                   "--duration", f"{t:g}"]
         return [cca, *common], [path, *common]
     k, s = side_runs(o, 60, make)
+    # an unpaced CCA's packets in pairs (Linux's ACK clock after a delayed ACK); a paced one's are not
+    sb = runs("simulate", make(o.dur(60))[1] + ["--burst", "2"], o.sim_seeds, 0) if o.want("sim") and burst else []
     if contract is None:
         contract = contract_ratio(path, hops) if o.want("sim") else (None, "not asked (--sides)")
     ratio, text = contract
-    kr, sr = [unfairness(d) for d in k], [unfairness(d) for d in s]
+    kr, sr, br = [unfairness(d) for d in k], [unfairness(d) for d in s], [unfairness(d) for d in sb]
     kl, sl = [float(d["metrics"]["loss_rate"]) for d in k], [float(d["metrics"]["loss_rate"]) for d in s]
     util = [float(h["utilization"]) for d in k for h in d["metrics"]["hops"]]
-    r = {"hops": hops, "cca": cca, "link": link, "kernel": kr, "sim": sr, "contract": ratio, "contract_text": text,
-         "kernel_hop_util": util, "kernel_loss": kl, "sim_loss": sl}
-    return r, [str(hops), cca, fig(kr), fig(sr), "–" if ratio is None else f"{ratio:.2f}", fig(util),
-               fig(kl, ".2e"), fig(sl, ".2e")]
+    bl = [float(d["metrics"]["loss_rate"]) for d in sb]
+    r = {"hops": hops, "cca": cca, "link": link, "kernel": kr, "sim": sr, "sim_burst": br, "contract": ratio,
+         "contract_text": text, "kernel_hop_util": util, "kernel_loss": kl, "sim_loss": sl, "sim_burst_loss": bl}
+    return r, [str(hops), cca, fig(kr), fig(sr), fig(br), "–" if ratio is None else f"{ratio:.2f}", fig(util),
+               fig(kl, ".2e"), fig(sl, ".2e"), fig(bl, ".2e")]
 
 
-HEAD = ["hops", "CCA", "kernel", "simulator", "contract", "kernel hop utilization", "loss kernel", "loss sim"]
+HEAD = ["hops", "CCA", "kernel", "simulator", "simulator, bursts of 2", "contract", "kernel hop utilization",
+        "loss kernel", "loss sim", "loss sim, bursts of 2"]
 #: the thesis' canonical contract CCA (§6.4–6.5, Fig. 6.6), exported for the kernel, on a
 #: deep buffer (it keeps a queue, loses nothing): rate = C_max·S_min/s with s the
 #: queueing delay, which the long flow sums over k hops, so it gets 1/k of a short flow
@@ -88,7 +93,7 @@ def exp_f(o: Opts) -> dict[str, Any]:
     out, rows = [], []
     for hops in (2, 3):
         for cca, path in CCAS.items():
-            r, row = _row(o, cca, path, hops, (C_MBPS, R_MS, BUFFER), None)
+            r, row = _row(o, cca, path, hops, (C_MBPS, R_MS, BUFFER), None, cca != "bbr")
             out.append(r)
             rows.append(row)
     table(HEAD, rows)
@@ -96,6 +101,6 @@ def exp_f(o: Opts) -> dict[str, Any]:
     C, R, B = LIN_LINK
     print(f"The thesis' canonical contract CCA, {LIN} exported ({C} Mbit/s per hop, {R} ms, {B:g}-BDP buffers; "
           "its contract rate = C_max·S_min/s predicts unfairness k on k hops, Fig. 6.6):\n")
-    lin = [_row(o, LIN, LIN, hops, LIN_LINK, (float(hops), "1/s: k")) for hops in (2, 3)]
+    lin = [_row(o, LIN, LIN, hops, LIN_LINK, (float(hops), "1/s: k"), False) for hops in (2, 3)]
     table(HEAD, [row for _, row in lin])
     return {"rows": out + [r for r, _ in lin], "runs": len(LOG)}

@@ -94,6 +94,16 @@ def test_fixed_aggregation_releases_on_the_grid() -> None:
     assert np.abs(k - np.round(k)).max() > 0.1
 
 
+def test_spread_sends_in_groups() -> None:
+    """A tick's packets evenly over it, one by one or in back-to-back groups."""
+    from ccmatic.sim.bottleneck import spread
+    one, two = np.zeros(4), np.zeros(4)
+    spread(1.0, 0.004, 4, 0.5, one, 0, 1)
+    spread(1.0, 0.004, 4, 0.5, two, 0, 2)
+    assert one == pytest.approx([1.0005, 1.0015, 1.0025, 1.0035])
+    assert two == pytest.approx([1.0005, 1.0005, 1.0025, 1.0025])
+
+
 def test_an_ack_train_spaces_a_batch_and_keeps_its_order() -> None:
     """With ``train`` δ a batch's ACKs leave the aggregator δ apart, across the flows
     that share it, in the order delivered; a later batch is not held back by an earlier

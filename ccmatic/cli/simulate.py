@@ -26,6 +26,7 @@ from ccmatic.io import sim_topology as topo
 from ccmatic.io.sim_args import (
     ack_train,
     agg_kind,
+    burst_size,
     check_buffer,
     check_flows,
     check_seed,
@@ -86,6 +87,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     agg = agg_kind(args.agg, kind)
     train = ack_train(args.ack_train, kind)
     ticks = tick_count(args.ticks)
+    burst = burst_size(args.burst)
     bdp = C * min(Rs)
     duration = positive_number("--duration", args.duration)
     sched = None if args.rate_schedule is None else rate_schedule(args.rate_schedule, C, duration)
@@ -103,7 +105,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     mss = positive_number("--mss", args.mss)
     max_queue = MAX_SIM_QUEUE if args.max_queue is None else check_max_queue(args.max_queue)
     cfg = SimConfig(Link(kind, C, D, buffer_bytes(buffer, bdp, mss), sched, agg, train), flows, duration, mss=mss,
-                    seed=args.seed, ticks_per_rtt=ticks, topology=kind_t, hops=hops, max_queue_packets=max_queue)
+                    seed=args.seed, ticks_per_rtt=ticks, burst=burst, topology=kind_t, hops=hops, max_queue_packets=max_queue)
     states = plot_states(args, progs)
     if args.plot:
         output_file("--plot", args.plot, PLOT_SUFFIXES)
@@ -134,7 +136,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     Dtext = jitter_text(D, own_D, agg)
     where = cfg.link.kind if kind_t == "dumbbell" else f"a {hops}-hop parking lot ({cfg.link.kind})"
     xtra = ("" if args.extra_delay is None else f", extra delay {args.extra_delay} ms") + \
-        (f", ACK trains {train * 1e6:g} µs apart" if train else "")
+        (f", ACK trains {train * 1e6:g} µs apart" if train else "") + \
+        (f", unpaced bursts of {burst}" if burst > 1 else "")
     out.write(f"{flows_text([f.cca.name for f in flows])} on {where}: {rates}, "
               f"R={args.R} ms, D={Dtext} ms{xtra}, buffer={buffer} BDP, {duration:g} s, seed {args.seed}\n")
     out.writelines(metric_lines(m, warm, "utilization" if kind_t == "dumbbell" else "delivered/C"))
@@ -192,6 +195,7 @@ def run_summary(cfg: Any, names: list[str], warmup: float, warnings: list[str],
         **({} if cfg.link.agg == "uniform" else {"agg": cfg.link.agg}),
         **({"ack_train_s": cfg.link.train} if cfg.link.train else {}),
         **({} if cfg.ticks_per_rtt == SimConfig.ticks_per_rtt else {"ticks_per_rtt": cfg.ticks_per_rtt}),
+        **({} if cfg.burst == SimConfig.burst else {"burst": cfg.burst}),
         **topo.summary_keys(cfg),
         "rate_schedule": schedule_json(sched, schedule_spec),
         "buffer_bytes": cfg.link.buffer, "flows": flows,
@@ -219,6 +223,8 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
                    "(default 0: a batch arrives at once); with --ticks fine enough, senders act between them")
     s.add_argument("--ticks", type=int, default=None, help=f"simulator ticks per RTprop of the shortest flow "
                    f"(default {SimConfig.ticks_per_rtt})")
+    s.add_argument("--burst", type=int, default=None, help="an unpaced (window-limited) sender's packets leave N "
+                   "back to back, as after each of Linux's delayed ACKs (2; default 1: evenly over each tick)")
     s.add_argument("--buffer", default=None, help="buffer in BDPs of the shortest flow, or inf (default 1; inf "
                    "on a parking lot)")
     s.add_argument("--duration", default="30", help="seconds (default 30)")

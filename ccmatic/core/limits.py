@@ -77,6 +77,8 @@ MAX_SIM_FLOWS = 10_000
 #: batch's ACKs leave back to back, so a train is microseconds, not milliseconds)
 MAX_TICKS_PER_RTT = 100_000
 MAX_ACK_TRAIN_US = 1_000
+#: simulator: packets an unpaced sender sends back to back (``--burst``)
+MAX_BURST = 64
 #: simulator: packets its queues may hold together (``--max-queue``; each is a row of
 #: 64 bytes, :mod:`ccmatic.sim.packets`): past it a run stops with one line
 MAX_SIM_QUEUE = 4_000_000

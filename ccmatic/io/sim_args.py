@@ -14,6 +14,7 @@ from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import output_dir
 from ccmatic.core.limits import (
     MAX_ACK_TRAIN_US,
+    MAX_BURST,
     MAX_SIM_CELLS,
     MAX_SIM_FLOWS,
     MAX_SIM_TICKS,
@@ -150,6 +151,16 @@ def tick_count(n: int | None) -> int:
     if not 1 <= n <= MAX_TICKS_PER_RTT:
         raise SpecError(Loc("--ticks"), f"{n} ticks per RTprop is outside 1..{MAX_TICKS_PER_RTT:,}",
                         f"leave it out for the default {SimConfig.ticks_per_rtt}")
+    return n
+
+
+def burst_size(n: int | None) -> int:
+    """``--burst``: packets an unpaced sender sends back to back."""
+    if n is None:
+        return SimConfig.burst
+    if not 1 <= n <= MAX_BURST:
+        raise SpecError(Loc("--burst"), f"a burst of {n} packets is outside 1..{MAX_BURST}",
+                        "2 is Linux's: its receiver ACKs every second segment")
     return n
 
 

@@ -149,12 +149,13 @@ def hop_tick(hf: np.ndarray, hi: np.ndarray, h: int, pf: np.ndarray, pi: np.ndar
 
 
 @njit
-def spread(start: float, dt: float, n: int, phase: float, times: np.ndarray, k0: int) -> None:
-    """A flow's ``n`` packets of the tick [start, start + dt), evenly from ``phase``:
-    their arrival times into ``times[k0:k0 + n]``."""
+def spread(start: float, dt: float, n: int, phase: float, times: np.ndarray, k0: int, group: int) -> None:
+    """A flow's ``n`` packets of the tick [start, start + dt), evenly from ``phase`` in
+    groups of ``group`` back to back (1: one by one): their arrival times into
+    ``times[k0:k0 + n]``."""
     gap = dt / n
     for k in range(n):
-        times[k0 + k] = start + (k + phase) * gap
+        times[k0 + k] = start + ((k // group) * group + phase) * gap
 
 
 class Bottleneck:
@@ -222,7 +223,7 @@ class Bottleneck:
         k = 0
         for f, n in enumerate(packets):
             if n:
-                spread(start, dt, n, float(rng.random()), times, k)
+                spread(start, dt, n, float(rng.random()), times, k, 1)
                 for j in range(k, k + n):
                     pkts[j] = self._packet(f, 0.0)
                     self.pool.pf[pkts[j], SENT] = times[j]

@@ -39,9 +39,10 @@ from ccmatic.sim.sampler import SNAP_DAT, SNAP_DEL, SNAP_FS, ack_done, packet_ac
 A, S_ACK, L, PACE, RATE, CWND, CUMUL, RX, OFFERED = range(9)
 FLOW_FLOATS = 9
 # a flow's ints: first tick, ticks per step, its ACKs on their way (head, tail), packets
-# this tick, its history of L (offset and length in the ring)
-START, STEPS, PEND_HEAD, PEND_TAIL, COUNT, LOFF, LLEN = range(7)
-FLOW_INTS = 7
+# this tick, its history of L (offset and length in the ring), the packets an unpaced
+# sender sends back to back
+START, STEPS, PEND_HEAD, PEND_TAIL, COUNT, LOFF, LLEN, BURST = range(8)
+FLOW_INTS = 8
 # the run's ints: the tick and its phase, the flows stepping, the RTT samples taken,
 # the packets the pool must supply, the packets delivered to the ACK paths so far
 # the packets delivered to the ACK paths so far, the tick the records' first row holds
@@ -120,11 +121,12 @@ def _to_ack_path(p: int, row: int, mss: float, ff: np.ndarray, fi: np.ndarray, p
 @njit
 def _new_packets(tick: int, dt: float, f: int, ff: np.ndarray, fi: np.ndarray, smp: np.ndarray, pf: np.ndarray,
                  pi: np.ndarray, free: np.ndarray, times: np.ndarray, pkts: np.ndarray, k: int) -> int:
-    """Flow f's packets of the tick, spread over it, into ``times``/``pkts`` from k."""
+    """Flow f's packets of the tick, spread over it, into ``times``/``pkts`` from k: one
+    by one if it is paced (its CCA sets a rate), else in its bursts."""
     n = fi[f, COUNT]
     if n == 0:
         return k
-    spread(tick * dt, dt, n, np.random.random(), times, k)
+    spread(tick * dt, dt, n, np.random.random(), times, k, 1 if not math.isnan(ff[f, RATE]) else fi[f, BURST])
     for j in range(k, k + n):
         p = pop_free(pi, free)
         pi[p, FLOW] = f

@@ -50,6 +50,9 @@ class SimConfig:
     mss: float = 1500.0
     seed: int = 0
     ticks_per_rtt: int = 20
+    # an unpaced sender's packets of a tick leave this many back to back, as an
+    # ACK-clocked sender's do after each delayed ACK (Linux: 2); 1: evenly
+    burst: int = 1
     belief_period: int = 10  # steps between belief timeouts (thesis §4.1.1.2: 10 R)
     init_cwnd_pkts: float = 10.0
     init_rate_pkts: float = 10.0  # per RTprop, before the CCA's first step

@@ -36,6 +36,7 @@ class RunState:
         fi = self.fi = np.zeros((N, K.FLOW_INTS), dtype=np.int64)
         fi[:, K.START], fi[:, K.STEPS] = starts, steps
         fi[:, K.PEND_HEAD] = fi[:, K.PEND_TAIL] = -1
+        fi[:, K.BURST] = cfg.burst
         # L's history: tick − start − steps is read at a tick, so start + steps ticks of it
         fi[:, K.LLEN] = fi[:, K.STEPS] + 1  # L of the ticks since one RTprop back
         fi[1:, K.LOFF] = np.cumsum(fi[:-1, K.LLEN])
