@@ -251,6 +251,7 @@ def test_ideal_link_rtt_is_at_least_R_and_bounded_by_buffer() -> None:
     (("--model", "ack_agg", "--ack-train", "-1"), "--ack-train", ("non-negative",)),
     (("--model", "ack_agg", "--ack-train", "2000"), "--ack-train", ("over 1000",)),
     (("--ticks", "0"), "--ticks", ("outside 1..100,000",)),
+    (("--ticks", "100000", "--duration", "600"), "--duration", ("R/100000", "lower --ticks")),
 ])
 def test_simulate_bad_options(extra: tuple[str, ...], where: str, words: tuple[str, ...]) -> None:
     expect_input_error("simulate", "reno", "--duration", "2", *extra, where=where, words=words)

@@ -98,7 +98,8 @@ def check_size(duration: float, R_min: float, flows: int, ticks_per_rtt: int = S
                         f"{ticks_per_rtt} for {flows} flow(s), over the simulator's limit of {MAX_SIM_TICKS:,} ticks "
                         f"and {MAX_SIM_CELLS:,} ticks × flows (about "
                         f"{MAX_SIM_CELLS * SIM_BYTES_PER_CELL / 2**30:.1f} GiB)",
-                        "shorten --duration or lengthen --R")
+                        "shorten --duration or lengthen --R" if ticks_per_rtt == SimConfig.ticks_per_rtt
+                        else "shorten --duration, lengthen --R or lower --ticks")
 
 
 def check_warmup(warmup: float, duration: float) -> float:
