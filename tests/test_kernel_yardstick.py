@@ -69,12 +69,14 @@ def test_unknown_experiment_or_side_is_refused() -> None:
 
 @pytest.mark.slow
 def test_simulator_side_of_reno_vs_mathis(tmp_path: Path) -> None:
-    """(c) with the simulator alone, 3 s runs: a table row per path, JSON per run."""
+    """(c) with the simulator alone, 3 s runs: a table row per path, JSON per run (each
+    path's run twice: evenly spread and in pairs, ``--burst 2``)."""
     out = tmp_path / "y.json"
     p = _run("--only", "c", "--sides", "sim", "--sim-seeds", "1", "--duration", "3", "--json", str(out))
     assert p.returncode == 0, p.stderr
     rows = [line for line in p.stdout.splitlines() if line.startswith(("| 24 ", "| 96 "))]
     assert len(rows) == 3
     doc = json.loads(out.read_text())
-    assert [r["command"].split()[1] for r in doc["runs"]] == ["simulate"] * 3
+    assert [r["command"].split()[1] for r in doc["runs"]] == ["simulate"] * 6
+    assert sum(r["command"].endswith("--burst 2 --seed 0") for r in doc["runs"]) == 3
     assert all(r["rc"] == 0 and 0.5 < r["metrics"]["utilization"] <= 1.01 for r in doc["runs"])
