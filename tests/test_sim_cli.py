@@ -198,9 +198,14 @@ def test_a_one_packet_buffer_is_accepted() -> None:
 
 
 def test_ack_trains_and_ticks_reach_the_config() -> None:
-    """--ack-train and --ticks appear in --json's config when set, and only then."""
-    d = sim_json("reno", "--model", "ack_agg", "--ack-train", "3", "--ticks", "100", "--duration", "2")
-    assert d["config"]["ack_train_s"] == pytest.approx(3e-6) and d["config"]["ticks_per_rtt"] == 100
+    """--ack-train and --ticks appear in --json's config when set, and only then; a
+    train shorter than a tick gets a warning."""
+    d = sim_json("reno", "--model", "ack_agg", "--ack-train", "3", "--ticks", "200", "--duration", "2")
+    assert d["config"]["ack_train_s"] == pytest.approx(3e-6) and d["config"]["ticks_per_rtt"] == 200
+    assert not any("ACK train" in w for w in d["config"]["warnings"])
+    # ticks of R/20 (2 ms) outlast a 40-ms batch's train (160 ACKs, 0.48 ms): said
+    coarse = sim_json("reno", "--model", "ack_agg", "--ack-train", "3", "--duration", "2")["config"]
+    assert any("outlast an ACK train" in w for w in coarse["warnings"])
     plain = sim_json("reno", "--model", "ack_agg", "--duration", "2")["config"]
     assert "ack_train_s" not in plain and "ticks_per_rtt" not in plain
 

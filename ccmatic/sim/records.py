@@ -136,7 +136,8 @@ class SimResult:
 def model_warnings(cfg: SimConfig) -> list[str]:
     """Parameters the simulation can run with but that stretch its model: the CCA's
     step must be a whole number of ticks, the models' jitter bound a whole number of
-    steps, and a window or pacing quantum of one packet small against the BDP."""
+    steps, a window or pacing quantum of one packet small against the BDP, and ticks
+    short enough for a sender to act within an ACK train."""
     out: list[str] = []
     dt = min(f.R for f in cfg.flows) / cfg.ticks_per_rtt
     for i, f in enumerate(cfg.flows):
@@ -153,4 +154,8 @@ def model_warnings(cfg: SimConfig) -> list[str]:
         if cfg.link.kind != "ideal" and abs(D_steps - round(D_steps)) > 0.01:
             out.append(f"the jitter bound D = {D * 1000:g} ms is not a whole number of flow {i}'s RTprops: "
                        f"its CCA's delay buckets and beliefs use D = {round(D_steps)} steps")
+    batch = cfg.link.C * cfg.link.D / cfg.mss * cfg.link.train  # a batch of one D's ACKs, as a train (s)
+    if cfg.link.train > 0 and dt > batch:
+        out.append(f"ticks of {dt * 1000:g} ms outlast an ACK train ({batch * 1000:.2g} ms for a batch of D's "
+                   f"ACKs): senders act between a batch's ACKs only where a tick ends (raise --ticks)")
     return out
