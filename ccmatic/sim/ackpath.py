@@ -47,11 +47,11 @@ def seed(s: int) -> None:
 @njit
 def ack_time(kind: int, fixed: bool, f: int, delivered_at: float, R: float, last_ack: np.ndarray,
              D: np.ndarray, box: np.ndarray, next_release: np.ndarray, releases: np.ndarray,
-             last_out: np.ndarray, train: np.ndarray) -> float:
+             last_out: np.ndarray, train: float) -> float:
     """Flow f's ACK of bytes delivered at ``delivered_at``: the time it reaches the
     sender.  ``box[f]``: f's aggregator (0: the link's, shared), whose next release
-    (uniform) or releases so far (fixed), last ACK out and train spacing the box
-    arrays hold."""
+    (uniform), releases so far (fixed) and last ACK out the box arrays hold; ``train``
+    is the link's (0: a batch at once)."""
     Df = D[f]
     if kind == IDEAL or Df <= 0:
         t = delivered_at + R
@@ -69,8 +69,8 @@ def ack_time(kind: int, fixed: bool, f: int, delivered_at: float, R: float, last
             while next_release[b] < delivered_at:
                 next_release[b] += np.random.random() * Df
             out = next_release[b]
-        if train[b] > 0:  # the batch leaves as a train
-            out = max(out, last_out[b] + train[b])
+        if train > 0:  # the batch leaves as a train
+            out = max(out, last_out[b] + train)
             last_out[b] = out
         t = out + R
     t = max(t, last_ack[f])  # cumulative ACKs: FIFO per flow
@@ -93,7 +93,7 @@ class AckDelay:
         self.next_release = np.zeros(n + 1)
         self.releases = np.zeros(n + 1)
         self.last_out = np.full(n + 1, -math.inf)
-        self.train = np.full(n + 1, link.train)
+        self.train = link.train
         if rng is not None:
             seed(int(rng.integers(2**32)))
 

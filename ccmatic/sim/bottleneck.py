@@ -154,10 +154,6 @@ def spread(start: float, dt: float, n: int, phase: float, times: np.ndarray, k0:
     groups of ``group`` back to back (1: one by one): their arrival times into
     ``times[k0:k0 + n]``."""
     gap = dt / n
-    if group == 1:
-        for k in range(n):
-            times[k0 + k] = start + (k + phase) * gap
-        return
     for k in range(n):
         times[k0 + k] = start + ((k // group) * group + phase) * gap
 

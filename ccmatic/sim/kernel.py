@@ -39,8 +39,8 @@ from ccmatic.sim.sampler import SNAP_DAT, SNAP_DEL, SNAP_FS, ack_done, packet_ac
 A, S_ACK, L, PACE, RATE, CWND, CUMUL, RX, OFFERED = range(9)
 FLOW_FLOATS = 9
 # a flow's ints: first tick, ticks per step, its ACKs on their way (head, tail), packets
-# this tick, its history of L (offset and length in the ring), the packets an unpaced
-# sender sends back to back
+# this tick, its history of L (offset and length in the ring), the packets it sends
+# back to back (1 if its CCA paces it)
 START, STEPS, PEND_HEAD, PEND_TAIL, COUNT, LOFF, LLEN, BURST = range(8)
 FLOW_INTS = 8
 # the run's ints: the tick and its phase, the flows stepping, the RTT samples taken,
@@ -106,14 +106,14 @@ def _allowance(f: int, tick: int, dt: float, mss: float, ff: np.ndarray, fi: np.
 
 @njit
 def _to_ack_path(p: int, row: int, mss: float, ff: np.ndarray, fi: np.ndarray, pf: np.ndarray, pi: np.ndarray,
-                 delivered: np.ndarray, kind: int, fixed: bool, ack: np.ndarray, box: np.ndarray,
+                 delivered: np.ndarray, kind: int, fixed: bool, train: float, ack: np.ndarray, box: np.ndarray,
                  rn: np.ndarray) -> None:
     """A packet leaves its last hop: its ACK joins its flow's ACKs on their way."""
     rn[DELIV] += 1
     f = pi[p, FLOW]
     ff[f, CUMUL] += mss
     delivered[row, f] += mss
-    pf[p, AT] = ack_time(kind, fixed, f, pf[p, AT], ff[f, RX], ack[0], ack[1], box, ack[2], ack[3], ack[4], ack[5])
+    pf[p, AT] = ack_time(kind, fixed, f, pf[p, AT], ff[f, RX], ack[0], ack[1], box, ack[2], ack[3], ack[4], train)
     pf[p, CUM] = ff[f, CUMUL]
     append(pi, fi, f, PEND_HEAD, PEND_TAIL, p)
 
@@ -121,12 +121,12 @@ def _to_ack_path(p: int, row: int, mss: float, ff: np.ndarray, fi: np.ndarray, p
 @njit
 def _new_packets(tick: int, dt: float, f: int, ff: np.ndarray, fi: np.ndarray, smp: np.ndarray, pf: np.ndarray,
                  pi: np.ndarray, free: np.ndarray, times: np.ndarray, pkts: np.ndarray, k: int) -> int:
-    """Flow f's packets of the tick, spread over it, into ``times``/``pkts`` from k: one
-    by one if it is paced (its CCA sets a rate), else in its bursts."""
+    """Flow f's packets of the tick, spread over it in its bursts, into ``times``/``pkts``
+    from k."""
     n = fi[f, COUNT]
     if n == 0:
         return k
-    spread(tick * dt, dt, n, np.random.random(), times, k, 1 if not math.isnan(ff[f, RATE]) else fi[f, BURST])
+    spread(tick * dt, dt, n, np.random.random(), times, k, fi[f, BURST])
     for j in range(k, k + n):
         p = pop_free(pi, free)
         pi[p, FLOW] = f
@@ -141,7 +141,7 @@ def _new_packets(tick: int, dt: float, f: int, ff: np.ndarray, fi: np.ndarray, s
 @njit
 def _network(tick: int, row: int, dt: float, mss: float, ff: np.ndarray, fi: np.ndarray, smp: np.ndarray, pf: np.ndarray,
              pi: np.ndarray, free: np.ndarray, hf: np.ndarray, hi: np.ndarray, st: np.ndarray, sc: np.ndarray,
-             kind: int, fixed: bool, ack: np.ndarray, box: np.ndarray, delivered: np.ndarray,
+             kind: int, fixed: bool, train: float, ack: np.ndarray, box: np.ndarray, delivered: np.ndarray,
              hrec: np.ndarray, admitted: np.ndarray, rn: np.ndarray) -> None:
     """The tick's packets through the hops (one on a dumbbell), into the ACK paths;
     on a parking lot (``hrec`` has a column per hop) each hop's record."""
@@ -186,7 +186,7 @@ def _network(tick: int, row: int, dt: float, mss: float, ff: np.ndarray, fi: np.
                 fwd[nf] = p
                 nf += 1
             else:
-                _to_ack_path(p, row, mss, ff, fi, pf, pi, delivered, kind, fixed, ack, box, rn)
+                _to_ack_path(p, row, mss, ff, fi, pf, pi, delivered, kind, fixed, train, ack, box, rn)
             p = nxt
         hi[j, OUT_HEAD] = hi[j, OUT_TAIL] = -1
         if lot:
@@ -249,6 +249,7 @@ def _account(tick: int, row: int, mss: float, ff: np.ndarray, fi: np.ndarray, lr
 @njit
 def run(ff: np.ndarray, fi: np.ndarray, smp: np.ndarray, lring: np.ndarray, pf: np.ndarray, pi: np.ndarray,
         free: np.ndarray, hf: np.ndarray, hi: np.ndarray, st: np.ndarray, sc: np.ndarray, kind: int, fixed: bool,
+        train: float,
         ack: np.ndarray, box: np.ndarray, rec: np.ndarray, delivered: np.ndarray, sent: np.ndarray,
         lost: np.ndarray, hrec: np.ndarray, rtt_f: np.ndarray, rtt_v: np.ndarray, rn: np.ndarray,
         bflows: np.ndarray, dt: float, mss: float, end: int, budget: int, qlimit: int) -> int:
@@ -277,7 +278,7 @@ def run(ff: np.ndarray, fi: np.ndarray, smp: np.ndarray, lring: np.ndarray, pf: 
         if free[FREE_LEN] < need:
             rn[NEED] = need
             return GROW
-        _network(tick, row, dt, mss, ff, fi, smp, pf, pi, free, hf, hi, st, sc, kind, fixed, ack, box, delivered,
+        _network(tick, row, dt, mss, ff, fi, smp, pf, pi, free, hf, hi, st, sc, kind, fixed, train, ack, box, delivered,
                  hrec, admitted, rn)
         queued = _account(tick, row, mss, ff, fi, lring, admitted, hf, hi, rec, sent, lost)
         rn[PHASE] = 0

@@ -36,7 +36,7 @@ class RunState:
         fi = self.fi = np.zeros((N, K.FLOW_INTS), dtype=np.int64)
         fi[:, K.START], fi[:, K.STEPS] = starts, steps
         fi[:, K.PEND_HEAD] = fi[:, K.PEND_TAIL] = -1
-        fi[:, K.BURST] = cfg.burst
+        fi[:, K.BURST] = [1 if f.cca.sets_rate else cfg.burst for f in cfg.flows]  # paced: one by one
         # L's history: tick − start − steps is read at a tick, so start + steps ticks of it
         fi[:, K.LLEN] = fi[:, K.STEPS] + 1  # L of the ticks since one RTprop back
         fi[1:, K.LOFF] = np.cumsum(fi[:-1, K.LLEN])
@@ -50,13 +50,12 @@ class RunState:
         buf = math.inf if link.buffer is None else link.buffer
         self.hf, self.hi = new_hops(hops, link.C, [buf] * hops, link.schedule is not None)
         self.st, self.sc = schedule_arrays(link.schedule)
-        self.kind, self.fixed = KIND_CODES[link.kind], link.agg == "fixed"
-        # the ACK paths: last ACK and D per flow; next release, releases, last ACK out
-        # and the train's spacing per box
-        self.ack = np.zeros((6, N + 1))
+        self.kind, self.fixed, self.train = KIND_CODES[link.kind], link.agg == "fixed", link.train
+        # the ACK paths: last ACK and D per flow; next release, releases and last ACK
+        # out per box
+        self.ack = np.zeros((5, N + 1))
         self.ack[1, :N] = [f.jitter(link) for f in cfg.flows]
         self.ack[4, :] = -math.inf
-        self.ack[5, :] = link.train
         self.box = np.array([0 if f.D is None else i + 1 for i, f in enumerate(cfg.flows)], dtype=np.int64)
         rows = ticks if chunk is None else min(chunk, ticks)
         self.rec = np.zeros((2, rows))  # the queue at each tick's end, and its peak within it
@@ -86,8 +85,8 @@ class RunState:
         """Run the loop until an event other than growth (:mod:`ccmatic.sim.kernel`)."""
         while True:
             status = int(K.run(self.ff, self.fi, self.smp, self.lring, self.pool.pf, self.pool.pi, self.pool.free,
-                               self.hf, self.hi, self.st, self.sc, self.kind, self.fixed, self.ack, self.box,
-                               self.rec, self.delivered, self.sent, self.lost, self.hrec, self.rtt_f, self.rtt_v,
+                               self.hf, self.hi, self.st, self.sc, self.kind, self.fixed, self.train, self.ack,
+                               self.box, self.rec, self.delivered, self.sent, self.lost, self.hrec, self.rtt_f, self.rtt_v,
                                self.rn, self.bflows, self.dt, self.cfg.mss, end, BUDGET, self.qlimit))
             if status != K.GROW:
                 return status
