@@ -53,7 +53,7 @@ from typing import Any
 
 from yardstick_figures import fig, slope, table
 from yardstick_parking import exp_f
-from yardstick_runs import LOG, ROOT, SIDES, Opts, bbr_estimates, runs, side_runs, tbf_drop_rate
+from yardstick_runs import BURST, LOG, ROOT, SIDES, Opts, bbr_estimates, side_runs, sim_runs, tbf_drop_rate
 
 __all__ = ["bbr_estimates", "fig", "slope"]  # the tests' helpers
 
@@ -143,11 +143,6 @@ def exp_b(o: Opts) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- (c) Reno vs Mathis
 
-#: (c)'s and (f)'s second simulator column: an unpaced sender's packets leave in pairs,
-#: as Linux's ACK-clocked ones do after each delayed ACK (docs/testbed.md (c))
-BURST = ["--burst", "2"]
-
-
 def exp_c(o: Opts) -> dict[str, Any]:
     from ccmatic.sim import theory
 
@@ -159,7 +154,7 @@ def exp_c(o: Opts) -> dict[str, Any]:
             common = ["--C", str(C), "--R", str(R), "--buffer", "1", "--duration", f"{t:g}"]
             return ["reno", *common], ["templates/reno.cca", *common]
         k, s = side_runs(o, 60, make)
-        sb = runs("simulate", make(o.dur(60))[1] + BURST, o.sim_seeds, 0) if o.want("sim") else []
+        sb = sim_runs(o, 60, make, BURST)
 
         def ratio(d: dict[str, Any]) -> float:
             f, mss = d["metrics"]["flows"][0], d["config"]["mss"]
@@ -199,7 +194,7 @@ def exp_d(o: Opts) -> dict[str, Any]:
                       "--duration", f"{t:g}"]
             return ["bbr", *common], ["templates/bbr1.cca", *common]
         k, s = side_runs(o, 60, make)
-        st = runs("simulate", make(o.dur(60))[1] + TRAIN, o.sim_seeds, 0) if o.want("sim") else []
+        st = sim_runs(o, 60, make, TRAIN)
         bdp = C * 1e6 / 8 * 0.04 / 1514
         kl = [d["metrics"]["loss_per_R_mean"] for d in k]
         kt = [d["bottleneck"].get("drops", 0) / (T / 0.04) for d in k]

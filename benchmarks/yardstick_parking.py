@@ -14,7 +14,7 @@ from statistics import mean
 from typing import Any
 
 from yardstick_figures import fig, table
-from yardstick_runs import LOG, Opts, ccmatic, runs, side_runs
+from yardstick_runs import BURST, LOG, Opts, ccmatic, side_runs, sim_runs
 
 from ccmatic.sim.contract import STATS
 from ccmatic.sim.contract_math import Contract
@@ -64,8 +64,7 @@ def _row(o: Opts, cca: str, path: str, hops: int, link: tuple[int, int, float],
                   "--duration", f"{t:g}"]
         return [cca, *common], [path, *common]
     k, s = side_runs(o, 60, make)
-    # an unpaced CCA's packets in pairs (Linux's ACK clock after a delayed ACK); a paced one's are not
-    sb = runs("simulate", make(o.dur(60))[1] + ["--burst", "2"], o.sim_seeds, 0) if o.want("sim") and burst else []
+    sb = sim_runs(o, 60, make, BURST) if burst else []
     if contract is None:
         contract = contract_ratio(path, hops) if o.want("sim") else (None, "not asked (--sides)")
     ratio, text = contract

@@ -126,10 +126,22 @@ def tbf_drop_rate(d: dict[str, Any]) -> float:
     return drops / max(1, sent + drops)
 
 
-def side_runs(o: Opts, default: float, make: Callable[[float], tuple[list[str], list[str]]],
+Make = Callable[[float], tuple[list[str], list[str]]]
+
+#: a second simulator column of (c) and (f): an unpaced sender's packets in pairs, as
+#: Linux's ACK-clocked ones leave after each delayed ACK (docs/testbed.md (c))
+BURST = ["--burst", "2"]
+
+
+def sim_runs(o: Opts, default: float, make: Make, extra: list[str] | None = None,
+             series: Path | None = None) -> list[dict[str, Any]]:
+    """The simulator's runs (``make(duration)[1]``, then ``extra``), if asked for."""
+    return runs("simulate", make(o.dur(default))[1] + (extra or []), o.sim_seeds, 0, series) if o.want("sim") else []
+
+
+def side_runs(o: Opts, default: float, make: Make,
               series: Path | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The kernel's runs (``make(kernel duration)[0]``), then the simulator's (``[1]``)."""
     k = (runs("testbed", make(o.kdur(default))[0] + ["--quickack"] * o.quickack, o.seeds, o.first_seed, series)
          if o.want("kernel") else [])
-    s = runs("simulate", make(o.dur(default))[1], o.sim_seeds, 0, series) if o.want("sim") else []
-    return k, s
+    return k, sim_runs(o, default, make, series=series)
