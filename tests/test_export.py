@@ -55,7 +55,7 @@ def test_exports_generate(name: str) -> None:
     assert g.blocks["cca"], "the CCA step is emitted"
 
 
-@pytest.mark.parametrize(("name", "line"), [("aimd", 40), ("copa", 37), ("bbr1", 103)])
+@pytest.mark.parametrize(("name", "line"), [("aimd", 40), ("copa", 37), ("bbr1", 102)])
 def test_choose_is_refused_in_one_line(name: str, line: int) -> None:
     code, _out, err = run("export", str(_cca(name)), "-o", "/nonexistent/never")
     assert code == 2 and err.count("\n") == 1

@@ -257,6 +257,26 @@ def test_ack_trains_let_bbr_overestimate_the_link_and_lose_in_proportion_to_the_
     assert bw0 < 1.01 and loss0 < 1, (bw0, loss0)
 
 
+def test_bbr_long_term_mode_holds_the_slow_flows_at_their_measured_rate() -> None:
+    """Linux's long-term ("policer") mode (docs/testbed.md (b)): four BBRv1 flows on a
+    1/4-BDP buffer lose over 50/256 of what they deliver in some intervals of 4-16
+    round trips; two such intervals that agree put a flow at their mean rate, with
+    gain 1, for 48 round trips.  The flows that measured a low rate keep it, as the
+    kernel's two slowest did for over half a run, and the fastest never enters the
+    mode.  On a 2-BDP buffer nothing is lost and no flow enters it."""
+    prog = load_cca(ROOT / "templates" / "bbr1.cca")
+
+    def one(buffer_bdp: float) -> tuple[list[float], float]:
+        c, r = 50 * MBPS, 0.040
+        res = simulate(SimConfig(Link("ideal", c, r, buffer_bdp * c * r), (Flow(prog, r),) * 4, 30.0))
+        held = [float(np.mean(np.asarray(f.state["lt_use"])[len(f.time) // 3:])) for f in res.flows]
+        return sorted(held), float(metrics(res, 10.0).jain)
+    held, jain = one(0.25)
+    assert held[-2] > 0.5 and held[0] < 0.1 and jain < 0.75, (held, jain)
+    held, jain = one(2)
+    assert held == [0.0] * 4 and jain > 0.9, (held, jain)
+
+
 def test_synthesized_ccas_stay_within_their_proved_bounds() -> None:
     """A small slice of the B.6 grid (the full grid is `ccmatic evaluate`, a
     benchmark): every run that reaches a proof's steady state keeps its bounds."""
