@@ -51,7 +51,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from yardstick_figures import fig, slope, table
+from yardstick_figures import fig, held, slope, table
 from yardstick_parking import exp_f
 from yardstick_runs import BURST, LOG, ROOT, SIDES, Opts, bbr_estimates, side_runs, sim_runs, tbf_drop_rate
 
@@ -130,14 +130,18 @@ def exp_b(o: Opts) -> dict[str, Any]:
              "kernel_jain": [d["metrics"]["jain"] for d in k], "sim_jain": [d["metrics"]["jain"] for d in s],
              "model_estimate": theory.bbr_shallow_buffer_estimate(n),
              "kernel_estimate": [x for d in k for x in d["bbr"]["btl_bw_over_C"]],
-             "sim_estimate": [x for d in s for x in d["bbr"]["btl_bw_over_C"]]}
+             "sim_estimate": [x for d in s for x in d["bbr"]["btl_bw_over_C"]],
+             "kernel_held": [x for d in k for x in d["bbr"]["held"]],
+             "sim_held": [x for d in s for x in d["bbr"]["held"]]}
         out.append(r)
         rows.append([str(n), fig(r["kernel_util"]), fig(r["sim_util"]), fig(r["kernel_loss"], ".3f"),
                      fig(r["kernel_tbf_drops"], ".3f"), fig(r["sim_loss"], ".3f"), f"{r['model_loss']:.3f}",
                      fig(r["kernel_jain"], ".3f"), fig(r["sim_jain"], ".3f"), fig(r["kernel_estimate"], ".3f"),
-                     fig(r["sim_estimate"], ".3f"), f"{r['model_estimate']:.3f}"])
+                     fig(r["sim_estimate"], ".3f"), f"{r['model_estimate']:.3f}",
+                     held(r["kernel_held"]), held(r["sim_held"])])
     table(["N", "util kernel", "util sim", "loss kernel (retrans)", "loss kernel (tbf drops)", "loss sim",
-           "model (N−1)/5N", "Jain kernel", "Jain sim", "estimate kernel", "estimate sim", "model estimate 5/(4N+1)"], rows)
+           "model (N−1)/5N", "Jain kernel", "Jain sim", "estimate kernel", "estimate sim", "model estimate 5/(4N+1)",
+           "held kernel", "held sim"], rows)
     return {"rows": out}
 
 

@@ -16,6 +16,14 @@ def fig(xs: list[float], fmt: str = ".2f") -> str:
     return f"{format(mean(xs), fmt)} ± {format(pstdev(xs), fmt)} ({len(xs)})"
 
 
+def held(xs: list[float]) -> str:
+    """(b)'s long-term mode seen from outside: the flows' mean share of time held at
+    one rate, and how many of them held one over half the time."""
+    if not xs:
+        return "–"
+    return f"{mean(xs):.2f}; {sum(x > 0.5 for x in xs)} of {len(xs)} over half"
+
+
 def table(head: list[str], rows: list[list[str]]) -> None:
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))

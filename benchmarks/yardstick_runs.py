@@ -98,20 +98,50 @@ def ccmatic(kind: str, argv: list[str], series: Path | None = None) -> dict[str,
 
 def bbr_estimates(data: dict[str, Any], series: Path, kind: str) -> dict[str, list[float]]:
     """Each flow's mean BBR bandwidth estimate (over the payload rate C) and RTprop
-    estimate (s) after the warm-up: Linux's, read with TCP_CC_INFO, in the kernel;
-    templates/bbr1.cca's state (bytes per step, steps) in the simulator."""
+    estimate (s) after the warm-up, and the share of that time it held one pacing
+    rate (:func:`held_fraction`).  The estimates are Linux's, read with TCP_CC_INFO,
+    in the kernel (``bbr_bw()``: the long-term rate while BBR uses it); in the
+    simulator templates/bbr1.cca's state (bytes per step, steps), its ``lt_bw`` in the
+    long-term mode as Linux reports, else ``btl_bw``."""
     cfg = data["config"]
     C = cfg["C_payload_bytes_per_s" if kind == "testbed" else "C_bytes_per_s"]
     bw_col, rt_col = ("linux_btl_bw_Bps", "linux_rtprop_s") if kind == "testbed" else ("btl_bw", "rtprop")
     per: dict[str, tuple[list[float], list[float]]] = {}
+    rates: dict[str, list[tuple[float, float, bool]]] = {}
     for r in csv.DictReader(series.open()):
         if float(r["time_s"]) >= cfg["warmup_s"] and r.get(f"state.{bw_col}"):
             step = 1.0 if kind == "testbed" else cfg["flows"][int(r["flow"])]["R_s"]
             bw, rt = per.setdefault(r["flow"], ([], []))
-            bw.append(float(r[f"state.{bw_col}"]) / step / C)
+            long_term = kind != "testbed" and float(r.get("state.lt_use") or 0) > 0
+            bw.append(float(r["state.lt_bw" if long_term else f"state.{bw_col}"]) / step / C)
             rt.append(float(r[f"state.{rt_col}"]) * step)
+            gain_one = float(r.get("state.linux_pacing_gain") or 1) == 1
+            rates.setdefault(r["flow"], []).append((float(r["time_s"]), float(r.get("rate_Bps") or 0), gain_one))
     return {"btl_bw_over_C": [mean(v[0]) for _, v in sorted(per.items())],
-            "rtprop_s": [mean(v[1]) for _, v in sorted(per.items())]}
+            "rtprop_s": [mean(v[1]) for _, v in sorted(per.items())],
+            "held": [held_fraction(v) for _, v in sorted(rates.items())]}
+
+
+#: how long one pacing rate must last to count as held: longer than ProbeBW's gain
+#: cycle (8 phases of an RTprop, 0.32 s at 40 ms) and than ProbeRTT (0.2 s and its drain)
+HELD_S = 1.0
+
+
+def held_fraction(rows: list[tuple[float, float, bool]]) -> float:
+    """The share of a flow's time (rows of time, pacing rate, gain 1) spent in
+    stretches of at least :data:`HELD_S` at one unchanging rate with gain 1: BBRv1's
+    long-term ("policer") mode, which TCP_CC_INFO does not report, seen from outside
+    (docs/testbed.md (b)); the same rule on the simulator's series."""
+    if len(rows) < 2:
+        return 0.0
+    held, start = 0.0, 0
+    for i in range(1, len(rows) + 1):
+        if i < len(rows) and rows[i][1] == rows[start][1] and rows[i][2] and rows[start][2]:
+            continue
+        if rows[i - 1][0] - rows[start][0] >= HELD_S:
+            held += rows[i - 1][0] - rows[start][0]
+        start = i
+    return held / (rows[-1][0] - rows[0][0])
 
 
 def runs(kind: str, argv: list[str], n: int, first: int = 0, series: Path | None = None) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import kernel_yardstick as ky
 import yardstick_parking as yp
+import yardstick_runs as yr
 
 
 def test_slope_tells_linear_from_square_root_growth() -> None:
@@ -43,10 +44,24 @@ def test_bbr_estimates_from_either_series(tmp_path: Path) -> None:
     k = ky.bbr_estimates({"config": {"C_payload_bytes_per_s": 6e6, "warmup_s": 1.0}}, kernel, "testbed")
     assert k["btl_bw_over_C"] == pytest.approx([0.375]) and k["rtprop_s"] == pytest.approx([0.041])
     sim = tmp_path / "s.csv"
-    sim.write_text("flow,cca,time_s,state.btl_bw,state.rtprop\n0,bbr1,2.0,120000,1.0\n1,bbr1,2.0,60000,1.5\n")
+    # in the long-term mode the estimate is lt_bw, as Linux's bbr_bw() reports it
+    sim.write_text("flow,cca,time_s,state.btl_bw,state.rtprop,state.lt_use,state.lt_bw\n"
+                   "0,bbr1,2.0,120000,1.0,0,0\n1,bbr1,2.0,60000,1.5,0,0\n1,bbr1,3.0,60000,1.5,1,30000\n")
     cfg = {"C_bytes_per_s": 6e6, "warmup_s": 1.0, "flows": [{"R_s": 0.04}, {"R_s": 0.04}]}
     s = ky.bbr_estimates({"config": cfg}, sim, "simulate")
-    assert s["btl_bw_over_C"] == pytest.approx([0.5, 0.25]) and s["rtprop_s"] == pytest.approx([0.04, 0.06])
+    assert s["btl_bw_over_C"] == pytest.approx([0.5, 0.1875]) and s["rtprop_s"] == pytest.approx([0.04, 0.06])
+
+
+def test_held_counts_only_long_stretches_at_one_rate_and_gain_one() -> None:
+    """(b)'s long-term mode from outside: 1.5 s at one rate with gain 1 counts; the
+    gain cycle's short stretches, and a long one at another gain, do not."""
+    steady = [(t / 10, 5.0, True) for t in range(16)]            # 0.0-1.5 s at one rate
+    cycling = [(1.6 + t / 10, 6.0 + t % 8, True) for t in range(20)]  # 1.6-3.5 s, changing
+    probing = [(3.6 + t / 10, 7.0, False) for t in range(15)]    # 3.6-5.0 s at gain 1.25
+    rows = steady + cycling + probing
+    assert yr.held_fraction(rows) == pytest.approx(1.5 / 5.0)
+    assert yr.held_fraction(cycling) == 0.0 and yr.held_fraction(steady[:1]) == 0.0
+    assert yr.held_fraction(steady[:10]) == 0.0  # 0.9 s: too short
 
 
 def test_parking_lot_unfairness_is_short_over_long() -> None:
