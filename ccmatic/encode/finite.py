@@ -18,7 +18,9 @@ comparison can be decided exactly (with rationals) for every value of its holes:
   (``hole == value`` atoms, the domain constraints' own atoms);
 * an inequality over one hole becomes the list of its values that satisfy it;
 * an inequality over several holes stays a linear atom (convex, cheap for the
-  solver, true for too many values to list).
+  solver, true for too many values to list), one per truth table over the holes'
+  domains (:mod:`ccmatic.encode.atom_tables`): atoms that hold for the same hole
+  values are one atom, and one that holds for all or none is decided.
 
 The result is equivalent to the clause over Z3 terms wherever every hole is in its
 domain, so the generator proposes exactly the same set of candidates.  A template
@@ -35,6 +37,7 @@ from typing import Any
 
 import z3
 
+from ccmatic.encode.atom_tables import AtomTables
 from ccmatic.semantics.z3domain import rat
 
 Coeffs = tuple[tuple[str, Fraction], ...]  # sorted by hole name, no zero coefficient
@@ -156,6 +159,7 @@ class HoleDomain:
     def __init__(self, domains: dict[str, tuple[Fraction, ...]]) -> None:
         self.domains = domains
         self._term_cache: dict[tuple[str, Fraction], list[tuple[Fraction, Fraction]]] = {}
+        self.tables = AtomTables(domains)
 
     def hole(self, h: str) -> Arith:
         return Arith(((True, (((h, Fraction(1)),), ZERO)),))
@@ -259,7 +263,7 @@ class HoleDomain:
             ok = [v for v in self.domains[h] if (c * v + k > 0 if strict else c * v + k >= 0)]
             return True if len(ok) == len(self.domains[h]) else or_([("is", h, v) for v in ok])
         s = abs(coeffs[0][1])
-        return ("cmp", "gt" if strict else "ge", _scale(lin, 1 / s))
+        return self.tables.canonical(("cmp", "gt" if strict else "ge", _scale(lin, 1 / s)))
 
     def _zero(self, lin: Lin, _strict: bool) -> Form:
         """lin == 0, as the list of hole values that make it so."""
