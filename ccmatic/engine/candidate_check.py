@@ -34,7 +34,7 @@ from ccmatic.encode.selectors import NotLinear, Selectors
 from ccmatic.encode.template_units import hole_var
 from ccmatic.encode.trace import Tagged
 from ccmatic.engine.parallel.executor import LocalExecutor
-from ccmatic.engine.session import Answer, Session, SolverUnknown, answer, set_timeout
+from ccmatic.engine.session import Answer, Session, SolverUnknown, answer, stop_at
 from ccmatic.engine.smt2 import dump_check
 from ccmatic.engine.templates import Candidate
 from ccmatic.engine.verify import build_query, query_cca, solve
@@ -58,7 +58,10 @@ class CandidateChecker:
             template = [(tag, self.selectors.rewrite(c)) for tag, c in self.problem.cca.constraints.items]
         except NotLinear:  # a hole in a divisor: substitute per candidate instead
             self.selectors, template = None, []
-        self.session = Session([*self.base, self.neg_prop, *template], timeout, seed)
+        # the session's time limit is set once, before its first check (engine/session.py's stop_at)
+        self._limit = timeout if opts.slice_s is None or (timeout is not None and timeout <= opts.slice_s) \
+            else opts.slice_s
+        self.session = Session([*self.base, self.neg_prop, *template], self._limit, seed)
         self.pristine = Session([*self.base, self.neg_prop], timeout, seed)  # never checked: forked
         self._reverifier: Reverifier | None = None  # built at the first solution
         self._background: LocalExecutor | None = None  # re-verification on another core
@@ -90,12 +93,8 @@ class CandidateChecker:
             return self._fresh_check(cand, cap)
         slice_s = self.opts.slice_s
         first = cap if slice_s is None or (cap is not None and cap <= slice_s) else slice_s
-        set_timeout(self.session.solver, first)  # the run's budget also bounds the check in progress
         t0 = time.perf_counter()
-        if self.selectors is not None:
-            r = self.session.check_assuming(self.selectors.assumptions(cand))
-        else:
-            r = self.session.check(self.cca_constraints(cand))
+        r = self._session_check(cand, first)
         if not isinstance(r, SolverUnknown) or stop():
             return r
         if first == cap:  # the whole check timed out: once more, unless the budget is spent
@@ -106,6 +105,20 @@ class CandidateChecker:
             rest = None if cap is None else cap - (time.perf_counter() - t0)
         self.stats.fresh_checks += 1
         return self._fresh_check(cand, rest)
+
+    def _session_check(self, cand: Candidate, limit: float | None) -> Answer:
+        """The incremental check, stopped after ``limit`` seconds (the session's own
+        limit, or less: the run's budget also bounds the check in progress)."""
+        shorter = limit is not None and (self._limit is None or limit < self._limit)
+        with stop_at(self.session.solver.ctx, limit if shorter else None) as timer:
+            try:
+                if self.selectors is None:
+                    return self.session.check(self.cca_constraints(cand))
+                return self.session.check_assuming(self.selectors.assumptions(cand))
+            except z3.Z3Exception:
+                if timer is None or not timer.fired:
+                    raise
+                return SolverUnknown("timeout")
 
     def _fresh_check(self, cand: Candidate, cap: float | None) -> Answer:
         return answer(self.pristine.fork(self.cca_constraints(cand), cap).solver)
