@@ -42,6 +42,12 @@ from ccmatic.semantics.z3domain import rat
 from ccmatic.spec.cca import CcaProgram
 
 
+def _sliced(cap: float | None, slice_s: float | None) -> float | None:
+    """An incremental check's first limit: ``--verifier-slice`` where it is shorter
+    than ``cap``."""
+    return cap if slice_s is None or (cap is not None and cap <= slice_s) else slice_s
+
+
 class CandidateChecker:
     """Checks candidates and re-verifies solutions for one synthesis run.  ``stats``:
     the run's counters; this side adds verifier and re-verify seconds and fresh checks."""
@@ -59,8 +65,7 @@ class CandidateChecker:
         except NotLinear:  # a hole in a divisor: substitute per candidate instead
             self.selectors, template = None, []
         # the session's time limit is set once, before its first check (engine/session.py's stop_at)
-        self._limit = timeout if opts.slice_s is None or (timeout is not None and timeout <= opts.slice_s) \
-            else opts.slice_s
+        self._limit = _sliced(timeout, opts.slice_s)
         self.session = Session([*self.base, self.neg_prop, *template], self._limit, seed)
         self.pristine = Session([*self.base, self.neg_prop], timeout, seed)  # never checked: forked
         self._reverifier: Reverifier | None = None  # built at the first solution
@@ -91,8 +96,7 @@ class CandidateChecker:
         a whole ``cap``, unless the run's budget is spent)."""
         if self.opts.verifier == "fresh":
             return self._fresh_check(cand, cap)
-        slice_s = self.opts.slice_s
-        first = cap if slice_s is None or (cap is not None and cap <= slice_s) else slice_s
+        first = _sliced(cap, self.opts.slice_s)
         t0 = time.perf_counter()
         r = self._session_check(cand, first)
         if not isinstance(r, SolverUnknown) or stop():
