@@ -280,6 +280,37 @@ def test_solution_sets_are_golden_whatever_the_verifier_mode(name: str, verifier
         assert r.stats.fresh_checks > 0
 
 
+G7_ARB_SOUND_ONLY = """# one of ccmatic's 28 G7-arbitrary classes that is not among the prototype's 6
+if -3/2 * c_lo + c_hi > 0:
+    if qdel_lo > 0:
+        rate = c_lo
+    else:
+        rate = 2 * c_lo
+else:
+    if R - qdel_lo > 0:
+        rate = c_lo
+    else:
+        rate = MSS / R
+rate = max(rate, MSS / R)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("evidence", "verdict"), [("sound", "proved"), ("reference", "counterexample")])
+def test_g7_arbitrary_prototype_row_differs_by_the_evidence_rule(tmp_path: Path, evidence: str, verdict: str) -> None:
+    """On the prototype's form of G7-arbitrary, this CCA holds with ccmatic's (sound)
+    evidence that a step was utilized and fails with the prototype's: with a full
+    bottleneck queue and small delay samples its rule sees no utilized step, so c_hi
+    never shrinks while the CCA probes at 2 c_lo and loses O(C) per step
+    (docs/performance.md, what the counts mean)."""
+    q = _query("G7-arbitrary-prototype")
+    assert q.model.belief_evidence == "reference"
+    cca = tmp_path / "sound_only.cca"
+    cca.write_text(G7_ARB_SOUND_ONLY)
+    rep = verify(_with_model(_with_cca(q, cca), belief_evidence=evidence), RunOptions(300, 0))
+    assert rep.verdict == verdict
+
+
 G7_NOLOSS_SOLUTION_4 = """# the thesis prototype's 4th solution of G7-large-noloss
 if R - qdel_lo > 0:
     rate = 2 * c_lo
