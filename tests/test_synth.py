@@ -77,6 +77,28 @@ def test_table41_golden(name: str) -> None:
     assert len(r.solutions) == q.expect_solutions
 
 
+# the thesis prototype's 6 G2 solutions (its published run, T = 11) as classes:
+# (c_lo, c_hi) coefficients of the condition, then the c_lo coefficients of the leaves
+G2_PROTOTYPE_CLASSES = {
+    ("2", "-3/2", "1", "2"), ("-3/2", "1", "2", "1"), ("2", "-1", "1", "2"),
+    ("3/2", "-1", "1", "2"), ("-2", "1", "2", "1"), ("-2", "3/2", "2", "1"),
+}
+
+
+@pytest.mark.slow
+def test_g2_at_the_published_runs_horizon_has_the_prototypes_six_classes() -> None:
+    """Table 4.1 lists G2 at T = 7 (2 solutions here), but the prototype's published G2
+    run, whose time and iterations the table reports, is at T = 11: there ccmatic finds
+    exactly its 6 classes, all probing at 2 c_lo (cc_probe_fast's kind)."""
+    q = _query("G2-T11")
+    assert q.T == 11 and q.expect_solutions == 6
+    r = Synthesizer(q, OPTS).run()
+    assert r.status == "complete"
+    got = {tuple(str(s.holes[h]) for h in ("a1", "a2", "b0", "b1")) for s in r.solutions}
+    assert all(s.holes["a3"] == 0 for s in r.solutions)
+    assert got == G2_PROTOTYPE_CLASSES and len(r.solutions) == 6
+
+
 def _qdel_like(sol) -> bool:  # type: ignore[no-untyped-def]
     """cc_qdel's shape: the condition reads qdel_lo > 0 (with at most a constant), the
     branch taken on queueing delay drains below c_lo, the other probes above it."""
