@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -121,9 +122,15 @@ def main() -> None:
     ap.add_argument("--ours", type=Path, required=True, help="ccmatic synth --json output of the row")
     ap.add_argument("--json", type=Path, help="write the rows here")
     args = ap.parse_args()
-    log = read_log(args.log)
-    run = json.loads(args.ours.read_text())
-    ours = [{k: Fraction(v) for k, v in h.items()} for h in run["holes"]]
+    try:
+        log = read_log(args.log)
+        run = json.loads(args.ours.read_text())
+        ours = [{k: Fraction(v) for k, v in h.items()} for h in run["holes"]]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        what = f"no {e} in {args.ours}" if isinstance(e, KeyError) else str(e)
+        print(f"prototype_classes.py: error: {what} (hint: --log is the prototype's run output, "
+              "--ours a 'ccmatic synth --json' output of the nested 4-expression row)", file=sys.stderr)
+        sys.exit(2)
     rows = compare(log, ours)
     n_cand = sum(1 for _, kind, _ in log if kind == "candidate")
     n_sol = sum(1 for _, kind, _ in log if kind == "solution")
