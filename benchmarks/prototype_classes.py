@@ -1,5 +1,5 @@
-"""Compare a ``ccmatic synth`` run of Table 4.1 G7-arbitrary with the thesis
-prototype's published run of the same row, class by class (issue 26, item 4).
+"""Compare a ``ccmatic synth`` run of a Table 4.1 row with the thesis prototype's
+published run of the same row, class by class (issue 26, item 4).
 
     python benchmarks/prototype_classes.py --log PROTOTYPE_LOG --ours RUN.json [--json OUT]
 
@@ -10,11 +10,16 @@ no_large_loss_when_buffer_large-4expr_balanced.txt``: 691 iterations, 6 solution
 queries/table4_1/G7-arbitrary.toml --json`` (or a variant of the row).  Nothing of the
 prototype is imported: its log is read as text.
 
+The G5 rows' runs are ``outputs/nsdi24-fall/ideal/ideal-{inf_buffer,small_fixed_buffer,
+dynamic_buffer}-T=3-2expr-D=0*.txt`` in the same repository.
+
 The prototype prints each candidate and each proved solution in the shape of
-``templates/tpl_ccac_4expr_nested.cca`` (``min_c`` is c_lo, ``max_c`` c_hi,
-``min_qdel`` qdel_lo, ``alpha`` MSS/R; an empty leaf is rate 0).  A *class* is the
-coefficients on the terms that vary (c_lo, c_hi, qdel_lo in the three conditions, c_lo
-in the four leaves): §4.2.1's rule, which both tools block with a solution.  For each
+``templates/tpl_ccac_4expr_nested.cca`` (three conditions, four leaves) or
+``templates/tpl_ccac_2expr.cca`` (one condition, two leaves); ``min_c`` is c_lo,
+``max_c`` c_hi, ``min_qdel`` qdel_lo, ``alpha`` MSS/R, and an empty leaf is rate 0.  A
+*class* is the coefficients on the terms that vary (c_lo, c_hi, qdel_lo in the
+conditions, c_lo in the leaves): §4.2.1's rule, which both tools block with a
+solution.  For each
 of ccmatic's solutions the script prints whether its class is one of the prototype's
 solutions, how many of the prototype's candidates fell in the class (each refuted by a
 counterexample, or the solution), and the iteration at which the prototype proposed
@@ -33,7 +38,7 @@ from pathlib import Path
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 TERM = re.compile(r"(-?[0-9]+(?:/[0-9]+)?)(min_c|max_c|min_qdel|alpha|R)\b")
 COND_TERMS = {"min_c": 1, "max_c": 2, "min_qdel": 3, "R": 4, "alpha": 5}
-CLASS_HOLES = [f"{c}{k}" for c in "acd" for k in (1, 2, 3)] + [f"b{n}" for n in range(4)]
+CONDITIONS = {1: "a", 3: "acd"}  # the templates: number of conditions -> their hole prefixes
 
 Holes = dict[str, Fraction]
 
@@ -44,13 +49,15 @@ def linear(text: str) -> dict[str, Fraction]:
 
 
 def to_holes(lines: list[str]) -> Holes:
-    """The lines after 'r_f = max alpha,' (3 conditions, 4 leaves) as template holes."""
+    """The lines after 'r_f = max alpha,' (1 condition and 2 leaves, or 3 and 4) as
+    template holes."""
     conds = [linear(t[t.index("(") + 1:t.rindex(">")]) for t in (s.strip() for s in lines) if t.startswith("if (")]
     leaves = [linear(t) for t in (s.strip() for s in lines) if not t.startswith(("if (", "else:"))]
-    if len(conds) != 3 or len(leaves) != 4:
-        raise ValueError(f"not the nested 4-leaf template: {len(conds)} conditions, {len(leaves)} leaves")
+    if len(conds) not in CONDITIONS or len(leaves) != len(conds) + 1:
+        raise ValueError(f"neither the 2-expression nor the nested 4-expression template: "
+                         f"{len(conds)} conditions, {len(leaves)} leaves")
     h: Holes = {}
-    for p, cond in zip("acd", conds):
+    for p, cond in zip(CONDITIONS[len(conds)], conds):
         for term, k in COND_TERMS.items():
             h[f"{p}{k}"] = cond.get(term, Fraction(0))
     for n, leaf in enumerate(leaves):
@@ -82,7 +89,9 @@ def read_log(path: Path) -> list[tuple[int, str, Holes]]:
 
 
 def class_of(h: Holes) -> tuple[Fraction, ...]:
-    return tuple(h[k] for k in CLASS_HOLES)
+    """The coefficients of the varying terms, in a fixed order for either template."""
+    conds = [k for k in ("a1", "a2", "a3", "c1", "c2", "c3", "d1", "d2", "d3") if k in h]
+    return tuple(h[k] for k in conds + sorted(k for k in h if k.startswith("b")))
 
 
 def describe(h: Holes) -> str:
@@ -97,6 +106,8 @@ def describe(h: Holes) -> str:
         b, k = h[f"b{n}"], h[f"k{n}"]
         return "+".join(t for t in (f"{b}c_lo" if b else "", f"{k}MSS/R" if k else "") if t).replace("+-", "-") or "0"
 
+    if "c1" not in h:
+        return f"[{cond('a')}] ? {leaf(0)} : {leaf(1)}"
     return f"[{cond('a')}] ? ([{cond('c')}] ? {leaf(0)} : {leaf(1)}) : ([{cond('d')}] ? {leaf(2)} : {leaf(3)})"
 
 
@@ -129,7 +140,7 @@ def main() -> None:
     except (OSError, ValueError, KeyError, TypeError) as e:
         what = f"no {e} in {args.ours}" if isinstance(e, KeyError) else str(e)
         print(f"prototype_classes.py: error: {what} (hint: --log is the prototype's run output, "
-              "--ours a 'ccmatic synth --json' output of the nested 4-expression row)", file=sys.stderr)
+              "--ours a 'ccmatic synth --json' output of the same row)", file=sys.stderr)
         sys.exit(2)
     rows = compare(log, ours)
     n_cand = sum(1 for _, kind, _ in log if kind == "candidate")
@@ -140,8 +151,11 @@ def main() -> None:
     for i, r in enumerate(rows):
         print(f"| {i} | `{r['cca']}` | {'yes' if r['prototype_solution_class'] else 'no'} | {r['prototype_candidates_in_class']} |")
     shared = sum(1 for r in rows if r["prototype_solution_class"])
+    theirs = {class_of(h) for _, kind, h in log if kind == "solution"}
+    missing = len(theirs - {class_of(h) for h in ours})
     print(f"{shared} of ccmatic's {len(rows)} classes are prototype solutions' classes; "
-          f"{sum(1 for r in rows if r['prototype_candidates_in_class'] == 0)} were never proposed by the prototype")
+          f"{sum(1 for r in rows if r['prototype_candidates_in_class'] == 0)} were never proposed by the prototype; "
+          f"{missing} of the prototype's {len(theirs)} solution classes are not among ccmatic's")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 
