@@ -55,6 +55,30 @@ def test_exports_generate(name: str) -> None:
     assert g.blocks["cca"], "the CCA step is emitted"
 
 
+def test_grid_steps_are_a_setting_of_the_kernel_program(tmp_path: Path) -> None:
+    """``--steps grid`` switches the program's boundary rule on (a constant the compiler
+    folds), and only the two rules exist."""
+    g = generate(load_cca(_cca("cc_probe_slow")), Settings())
+    ack = bpf_source(g, Settings(), "ccm_x", None)
+    grid = bpf_source(g, Settings(steps="grid"), "ccm_x", None)
+    assert "if (0)  /* a boundary passed" in ack and "if (1)  /* a boundary passed" in grid
+    with pytest.raises(ValueError, match="steps must be one of ack, grid"):
+        bpf_source(g, Settings(steps="acks"), "ccm_x", None)
+    code, out, err = run("export", str(_cca("cc_probe_slow")), "-o", str(tmp_path), "--steps", "grid", "--json")
+    assert code == 0, err
+    assert '"steps": "grid"' in out and "if (1)  /* a boundary passed" in (tmp_path / "ccm_cc_probe_sl.bpf.c").read_text()
+    code, _, err = run("export", str(_cca("cc_probe_slow")), "-o", str(tmp_path), "--steps", "tick")
+    assert code == 2 and "invalid choice: 'tick'" in err
+
+
+@needs_kernel
+def test_grid_steps_load_and_unload(tmp_path: Path) -> None:
+    code, out, err = run("export", str(_cca("cc_probe_slow")), "-o", str(tmp_path), "--steps", "grid", "--D", "1",
+                         "--load", "--hold", "0", "--json")
+    assert code == 0, err
+    assert '"registered": true' in out and '"left_registered": false' in out
+
+
 @pytest.mark.parametrize(("name", "line"), [("aimd", 40), ("copa", 37), ("bbr1", 102)])
 def test_choose_is_refused_in_one_line(name: str, line: int) -> None:
     code, _out, err = run("export", str(_cca(name)), "-o", "/nonexistent/never")

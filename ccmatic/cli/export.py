@@ -16,7 +16,7 @@ from ccmatic.core.errors import Loc, SpecError
 from ccmatic.export import build
 from ccmatic.export.cdomain import SHIFT
 from ccmatic.export.harness import build_harness, differential
-from ccmatic.export.kernel import NAME_MAX, bpf_source, ca_name
+from ccmatic.export.kernel import NAME_MAX, STEPS, bpf_source, ca_name
 from ccmatic.export.program import Settings, generate
 from ccmatic.spec.cca import CcaProgram, load_cca
 
@@ -34,7 +34,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     if args.D < 0 or args.belief_period < 1:
         raise SpecError(Loc("--D/--belief-period"), "D must be >= 0 and the belief period >= 1")
     return Settings(D=args.D, belief_period=args.belief_period, init_rate_pkts=args.init_rate_pkts,
-                    init_cwnd_pkts=args.init_cwnd_pkts)
+                    init_cwnd_pkts=args.init_cwnd_pkts, steps=args.steps)
 
 
 def _rtprop_us(args: argparse.Namespace) -> int | None:
@@ -59,7 +59,7 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     src = outdir / f"{name}.bpf.c"
     src.write_text(src_text)
     res: dict[str, Any] = {"cca": prog.name, "name": name, "source": str(src), "fraction_bits": SHIFT,
-                           "temporaries": g.temps, "rtprop_us": rtprop, "D": s.D, "belief_period": s.belief_period}
+                           "temporaries": g.temps, "rtprop_us": rtprop, "D": s.D, "belief_period": s.belief_period, "steps": s.steps}
     say = (lambda line: None) if args.json else (lambda line: out.write(line + "\n"))
     say(f"wrote {src}: congestion control '{name}' ({' and '.join(n for n in ('rate', 'cwnd') if n in dict(g.outputs))}"
         f", fixed point with {SHIFT} fraction bits, RTprop {'%g ms' % (rtprop / 1000) if rtprop else 'measured'})")
@@ -136,6 +136,8 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
     p.add_argument("--rtprop-ms", type=float, default=None, metavar="MS",
                    help="the step length (RTprop) in ms (default: measured, the minimum RTT)")
     p.add_argument("--D", type=int, default=0, help="the jitter bound in steps (default 0)")
+    p.add_argument("--steps", choices=STEPS, default="ack", help="where the steps begin: at the first ACK an RTprop "
+                   "after the last (default), or on a fixed grid an RTprop apart (docs/export.md)")
     p.add_argument("--belief-period", type=int, default=10, metavar="N",
                    help="steps between belief timeouts (default 10, as the simulator)")
     p.add_argument("--init-rate-pkts", type=int, default=10, metavar="N", help="rate before the first step, packets per RTprop")

@@ -18,6 +18,7 @@ from ccmatic.cli.common import Subparsers, library
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.files import PLOT_SUFFIXES, output_file
 from ccmatic.export.build import BuildError
+from ccmatic.export.kernel import STEPS
 from ccmatic.io import sim_topology as topo
 from ccmatic.io.sim_args import (
     agg_kind,
@@ -97,8 +98,11 @@ def config(args: argparse.Namespace) -> tuple[TestbedConfig, float]:
     if args.trace_cca and all(f.cca.kernel for f in flows):
         raise SpecError(Loc("--trace-cca"), "only an exported CCA file keeps a step trace (the kernel's own do not)",
                         "run a CCA file, e.g. templates/reno.cca")
+    if args.steps != "ack" and all(f.cca.kernel for f in flows):
+        raise SpecError(Loc("--steps"), "only an exported CCA file has steps (the kernel's own run on every ACK)",
+                        "run a CCA file, e.g. templates/cc_qdel.cca")
     return TestbedConfig(C, round(buffer), tuple(flows), duration, kind, D, agg, args.seed, sched,
-                         segment_size(args.mss), trace=bool(args.trace_cca), quickack=args.quickack,
+                         segment_size(args.mss), trace=bool(args.trace_cca), quickack=args.quickack, steps=args.steps,
                          topology=kind_t, hops=hops), warm
 
 
@@ -143,7 +147,7 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     obs = None
     if traced is not None:
         write_trace(r, cfg, traced)
-        obs = check_observations(r, len(cfg.flows))
+        obs = check_observations(r, len(cfg.flows), a_upper=cfg.steps == "ack")
     if args.json:
         doc: dict[str, Any] = {"config": summary(cfg, args, warm, r), "metrics": {**m.json(), **topo.hops_json(hms)},
                                "delay_line": dl.json(), "bottleneck": r.bottleneck, "bottlenecks": r.bottlenecks,
@@ -159,7 +163,8 @@ def cmd_testbed(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     where = cfg.model if cfg.topology == "dumbbell" else f"a {cfg.hops}-hop parking lot, {cfg.model}"
     out.write(f"{flows_text([f.cca.name for f in cfg.flows])} on the testbed ({where}): {rates}, R={args.R} ms, "
               f"D={jitter_text(cfg.D, own_D, cfg.agg)} ms{xtra}, buffer={args.buffer} BDP ({cfg.buffer:,} bytes), "
-              f"MSS {cfg.mss} bytes{', an ACK per segment' if cfg.quickack else ''}, {cfg.duration:g} s\n")
+              f"MSS {cfg.mss} bytes{', an ACK per segment' if cfg.quickack else ''}"
+              f"{', exported steps on a fixed grid' if cfg.steps == 'grid' else ''}, {cfg.duration:g} s\n")
     out.writelines(metric_lines(m, warm, "utilization" if cfg.topology == "dumbbell" else "delivered/C"))
     out.writelines(flow_line(i, f"{f.cca.name} as {r.kernel_names[i]}", f.R, fm)
                    for i, (f, fm) in enumerate(zip(cfg.flows, m.flows)))
@@ -186,7 +191,8 @@ def summary(cfg: TestbedConfig, args: argparse.Namespace, warm: float, r: Testbe
             "D_s": cfg.D, **({} if cfg.agg == "uniform" else {"agg": cfg.agg}),
             "rate_schedule": schedule_json(cfg.schedule, args.rate_schedule),
             "buffer_bytes": cfg.buffer, "flows": flows, "duration_s": cfg.duration, "mss": cfg.mss,
-            **({"quickack": True} if cfg.quickack else {}), **topo.summary_keys(r.result.config), "seed": cfg.seed, "warmup_s": warm, "removed_stale": r.removed_stale}
+            **({"quickack": True} if cfg.quickack else {}), **({"steps": cfg.steps} if cfg.steps != "ack" else {}),
+            **topo.summary_keys(r.result.config), "seed": cfg.seed, "warmup_s": warm, "removed_stale": r.removed_stale}
 
 
 def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -> None:
@@ -226,4 +232,6 @@ def add_parser(sub: Subparsers, common: argparse.ArgumentParser, summary: str) -
     s.add_argument("--series", metavar="FILE.csv", help="per-flow time series, one row per RTprop (.csv or .json)")
     s.add_argument("--trace-cca", metavar="FILE.csv", help="the exported CCAs' steps as the kernel ran them: "
                    "each step's length, observations, beliefs and decisions")
+    s.add_argument("--steps", choices=STEPS, default="ack", help="where an exported CCA's steps begin: at the first "
+                   "ACK an RTprop after the last (default), or on a fixed grid (docs/export.md)")
     s.set_defaults(handler=cmd_testbed)

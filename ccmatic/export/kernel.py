@@ -13,6 +13,9 @@ from ccmatic.export.trace import c_source
 #: Linux's TCP_CA_NAME_MAX is 16 bytes with the terminating zero; a BPF object name too
 NAME_MAX = 15
 
+#: where the program's steps begin (:class:`~ccmatic.export.program.Settings`)
+STEPS = ("ack", "grid")
+
 KERNEL_STATE = """\
 	u64 step_start_us;     /* when the current step began (tp->tcp_mstamp) */
 	u64 last_rtt_us;       /* the latest RTT sample */
@@ -21,7 +24,11 @@ KERNEL_STATE = """\
 	u64 rtprop_us;         /* the step length */
 	u64 timeout_pending;   /* a retransmission timeout since the last boundary */
 	u64 cwnd_pkts;         /* the decisions, re-applied on every ACK */
-	u64 pacing_bps;"""
+	u64 pacing_bps;
+	u64 snap_us;           /* grid steps: the previous ACK, when, and the counters then */
+	u64 snap_out;
+	u64 snap_delivered;
+	u64 snap_lost;"""
 
 WRAPPER = """\
 char LICENSE[] SEC("license") = "GPL";
@@ -63,16 +70,17 @@ static __always_inline void ccm_apply(struct sock *sk, struct tcp_sock *tp, stru
 	}
 }
 
-static __always_inline void ccm_step(struct sock *sk, struct tcp_sock *tp, struct ccm_state *st, u64 now, int first)
+static __always_inline void ccm_step(struct sock *sk, struct tcp_sock *tp, struct ccm_state *st, u64 now, int first,
+				     s64 A, s64 S, s64 Ld)
 {
 	struct ccm_obs o = {};
 	u64 mss = tp->mss_cache, r = ccm_rtprop(tp), last = st->last_rtt_us;
 	s64 rate = 0, cwnd = 0;
 %(trace_start)s
 	st->rtprop_us = r;
-	o.A = (s64)tp->data_segs_out * mss;
-	o.S = (s64)tp->delivered * mss;
-	o.Ld = (s64)tp->lost * mss;
+	o.A = A;
+	o.S = S;
+	o.Ld = Ld;
 	o.timeout = st->timeout_pending != 0;
 	o.have_rtt = last != 0;
 	o.rtt = (s64)((last << CCM_SHIFT) / r);
@@ -100,6 +108,34 @@ static __always_inline void ccm_step(struct sock *sk, struct tcp_sock *tp, struc
 	ccm_apply(sk, tp, st);
 %(trace_call)s}
 
+static __always_inline void ccm_snapshot(struct tcp_sock *tp, struct ccm_state *st, u64 now)
+{
+	st->snap_us = now;
+	st->snap_out = tp->data_segs_out;
+	st->snap_delivered = tp->delivered;
+	st->snap_lost = tp->lost;
+}
+
+/* Steps on a fixed grid (--steps grid): the boundary b = step_start + RTprop; at the
+ * first ACK past it the step runs on the counters of the ACK before (what the sender
+ * knew at b), with the bytes sent by b estimated from the pacing rate since that ACK
+ * (a paced sender sends between ACKs without a callback), at most what has been sent
+ * by now.  Boundaries missed in a longer gap are skipped: the grid resumes at the last
+ * boundary before now. */
+static __always_inline void ccm_grid_step(struct sock *sk, struct tcp_sock *tp, struct ccm_state *st, u64 now)
+{
+	u64 r = st->rtprop_us, b = st->step_start_us + r, mss = tp->mss_cache, sent, est;
+
+	if (!r || now < b)
+		return;
+	sent = (u64)tp->data_segs_out * mss;
+	est = st->snap_out * mss + (b > st->snap_us ? st->pacing_bps * (b - st->snap_us) / 1000000 : 0);
+	if (est > sent)
+		est = sent;
+	ccm_step(sk, tp, st, %(grid_stamp)s, 0, (s64)est, (s64)(st->snap_delivered * mss), (s64)(st->snap_lost * mss));
+	st->step_start_us = b + (now - b) / r * r;
+}
+
 SEC("struct_ops")
 void BPF_PROG(%(name)s_init, struct sock *sk)
 {
@@ -110,7 +146,9 @@ void BPF_PROG(%(name)s_init, struct sock *sk)
 		return;
 	if (%(sets_rate)d)
 		sk->sk_pacing_status = SK_PACING_NEEDED;
-	ccm_step(sk, tp, st, tp->tcp_mstamp, 1);
+	ccm_step(sk, tp, st, tp->tcp_mstamp, 1, (s64)tp->data_segs_out * tp->mss_cache,
+		 (s64)tp->delivered * tp->mss_cache, (s64)tp->lost * tp->mss_cache);
+	ccm_snapshot(tp, st, tp->tcp_mstamp);
 }
 
 SEC("struct_ops")
@@ -122,6 +160,8 @@ void BPF_PROG(%(name)s_cong_control, struct sock *sk, u32 ack, int flag, const s
 
 	if (!st)
 		return;
+	if (%(grid)d)  /* a boundary passed since the last ACK: its step, on what was known at it */
+		ccm_grid_step(sk, tp, st, now);
 	if (rs->rtt_us > 0) {
 		st->last_rtt_us = rs->rtt_us;
 		if (!st->step_rtt_min_us || (u64)rs->rtt_us < st->step_rtt_min_us)
@@ -134,10 +174,12 @@ void BPF_PROG(%(name)s_cong_control, struct sock *sk, u32 ack, int flag, const s
 		if (r > st->step_rate_max)
 			st->step_rate_max = r;
 	}
-	if (now - st->step_start_us >= st->rtprop_us)
-		ccm_step(sk, tp, st, now, 0);
-	else
-		ccm_apply(sk, tp, st);
+	if (%(grid)d)
+		ccm_snapshot(tp, st, now);
+	else if (now - st->step_start_us >= st->rtprop_us)
+		ccm_step(sk, tp, st, now, 0, (s64)tp->data_segs_out * tp->mss_cache, (s64)tp->delivered * tp->mss_cache,
+			 (s64)tp->lost * tp->mss_cache);
+	ccm_apply(sk, tp, st);
 }
 
 SEC("struct_ops")
@@ -192,7 +234,11 @@ def bpf_source(g: Generated, s: Settings, name: str, rtprop_us: int | None, trac
             "")
     body = program(g, s, KERNEL_STATE)
     traced = {"trace_def": "", "trace_start": "", "trace_call": ""} if trace is None else {
-        "trace_def": "\n" + c_source(trace), "trace_start": "\tu64 step_us = now - st->step_start_us;\n",
+        "trace_def": "\n" + c_source(trace),
+        "trace_start": f"\tu64 step_us = {'r' if s.steps == 'grid' else 'now - st->step_start_us'};\n",
         "trace_call": "\tccm_trace_step(sk, st, now, step_us, rate);\n"}
+    if s.steps not in STEPS:
+        raise ValueError(f"steps must be one of {', '.join(STEPS)}, not {s.steps!r}")
+    grid = {"grid": int(s.steps == "grid"), "grid_stamp": "st->snap_us"}
     return head + body + "\n" + WRAPPER % {"name": name, "rtprop": rtprop_us or 0, "sets_rate": int(g.sets_rate),
-                                           "rate": rate, "cwnd": cwnd, "cwnd_pkts": cwnd_pkts, **traced}
+                                           "rate": rate, "cwnd": cwnd, "cwnd_pkts": cwnd_pkts, **traced, **grid}

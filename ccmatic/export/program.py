@@ -54,13 +54,16 @@ def read_age(name: str, lag: int) -> int:
 class Settings:
     """What the export fixes: the jitter bound D (steps), the belief timeout period,
     the first rate and window (packets per RTprop, packets), whether upper rate
-    candidates are used (one flow)."""
+    candidates are used (one flow), and where the kernel program's steps begin
+    (``steps``: ``"ack"``, at the first ACK an RTprop after the last step; ``"grid"``,
+    on a fixed grid an RTprop apart: docs/export.md)."""
 
     D: int = 0
     belief_period: int = 10
     init_rate_pkts: int = 10
     init_cwnd_pkts: int = 10
     upper: bool = True
+    steps: str = "ack"
 
     @property
     def window(self) -> int:

@@ -50,6 +50,7 @@ class Registry:
     names: dict[tuple[str, int, int], str] = field(default_factory=dict)
     workdir: Path | None = None
     trace: bool = False  # keep each program's step trace (ccmatic.export.trace)
+    steps: str = "ack"   # where the programs' steps begin (ccmatic.export.program.Settings)
 
     def kernel_name(self, cca: FlowCca, R: float, say: Callable[[str], None]) -> str:
         """The name a socket selects with TCP_CONGESTION (exporting and registering
@@ -67,7 +68,7 @@ class Registry:
     def _register(self, prog: CcaProgram, rtprop_us: int, D: int, name: str, say: Callable[[str], None]) -> None:
         if self.workdir is None:
             self.workdir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{self.pid}_"))
-        s = Settings(D=D)
+        s = Settings(D=D, steps=self.steps)
         src = self.workdir / f"{name}.bpf.c"
         src.write_text(bpf_source(generate(prog, s), s, name, rtprop_us, _trace_tag(name) if self.trace else None))
         say(f"exporting {prog.name} (RTprop {rtprop_us / 1000:g} ms) as {name}: compiling and registering")

@@ -62,6 +62,7 @@ class TestbedConfig:
     mss: int = 1448            # TCP payload per segment (the links' MTU is mss + MTU_OVER_MSS)
     trace: bool = False        # keep the exported CCAs' step traces (TestbedRun.traces)
     quickack: bool = False     # the receiver ACKs every segment (else Linux's delayed ACKs)
+    steps: str = "ack"         # where an exported CCA's steps begin (ccmatic.export.program.Settings)
     topology: Topology = "dumbbell"
     hops: int = 1              # a parking lot's: flow 0 crosses them all, flow i only hop i
 
@@ -207,7 +208,7 @@ def run(cfg: TestbedConfig, say: Callable[[str], None]) -> TestbedRun:
     stale = remove_stale()
     if stale:
         say(f"removed what an earlier run left: {', '.join(stale)}")
-    net, reg, kids = netns.Net(os.getpid(), cfg.hops), Registry(os.getpid(), trace=cfg.trace), Children()
+    net, reg, kids = netns.Net(os.getpid(), cfg.hops), Registry(os.getpid(), trace=cfg.trace, steps=cfg.steps), Children()
     try:
         netns.build(net, cfg.mss + netns.MTU_OVER_MSS, quickack=cfg.quickack)
         for hop in range(1, cfg.hops + 1):
