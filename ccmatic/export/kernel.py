@@ -132,7 +132,7 @@ static __always_inline void ccm_grid_step(struct sock *sk, struct tcp_sock *tp, 
 	est = st->snap_out * mss + (b > st->snap_us ? st->pacing_bps * (b - st->snap_us) / 1000000 : 0);
 	if (est > sent)
 		est = sent;
-	ccm_step(sk, tp, st, %(grid_stamp)s, 0, (s64)est, (s64)(st->snap_delivered * mss), (s64)(st->snap_lost * mss));
+	ccm_step(sk, tp, st, st->snap_us, 0, (s64)est, (s64)(st->snap_delivered * mss), (s64)(st->snap_lost * mss));
 	st->step_start_us = b + (now - b) / r * r;
 }
 
@@ -239,6 +239,6 @@ def bpf_source(g: Generated, s: Settings, name: str, rtprop_us: int | None, trac
         "trace_call": "\tccm_trace_step(sk, st, now, step_us, rate);\n"}
     if s.steps not in STEPS:
         raise ValueError(f"steps must be one of {', '.join(STEPS)}, not {s.steps!r}")
-    grid = {"grid": int(s.steps == "grid"), "grid_stamp": "st->snap_us"}
     return head + body + "\n" + WRAPPER % {"name": name, "rtprop": rtprop_us or 0, "sets_rate": int(g.sets_rate),
-                                           "rate": rate, "cwnd": cwnd, "cwnd_pkts": cwnd_pkts, **traced, **grid}
+                                           "grid": int(s.steps == "grid"), "rate": rate, "cwnd": cwnd,
+                                           "cwnd_pkts": cwnd_pkts, **traced}
