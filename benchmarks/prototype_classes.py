@@ -90,7 +90,8 @@ def read_log(path: Path) -> list[tuple[int, str, Holes]]:
 
 def class_of(h: Holes) -> tuple[Fraction, ...]:
     """The coefficients of the varying terms, in a fixed order for either template."""
-    conds = [k for k in ("a1", "a2", "a3", "c1", "c2", "c3", "d1", "d2", "d3") if k in h]
+    varying = [k for term, k in COND_TERMS.items() if term in ("min_c", "max_c", "min_qdel")]
+    conds = [f"{p}{k}" for p in CONDITIONS[3] for k in varying if f"{p}{k}" in h]
     return tuple(h[k] for k in conds + sorted(k for k in h if k.startswith("b")))
 
 

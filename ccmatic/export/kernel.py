@@ -5,16 +5,17 @@ socket's observations at each step boundary, the decisions written to
 from __future__ import annotations
 
 import re
+from typing import get_args
 
 from ccmatic.export.ctext import program
-from ccmatic.export.program import Generated, Settings
+from ccmatic.export.program import Generated, Settings, Steps
 from ccmatic.export.trace import c_source
 
 #: Linux's TCP_CA_NAME_MAX is 16 bytes with the terminating zero; a BPF object name too
 NAME_MAX = 15
 
 #: where the program's steps begin (:class:`~ccmatic.export.program.Settings`)
-STEPS = ("ack", "grid")
+STEPS: tuple[str, ...] = get_args(Steps)
 
 KERNEL_STATE = """\
 	u64 step_start_us;     /* when the current step began (tp->tcp_mstamp) */
@@ -108,6 +109,14 @@ static __always_inline void ccm_step(struct sock *sk, struct tcp_sock *tp, struc
 	ccm_apply(sk, tp, st);
 %(trace_call)s}
 
+/* A step on the socket's counters as they are now (the init step, and ACK-started steps) */
+static __always_inline void ccm_step_now(struct sock *sk, struct tcp_sock *tp, struct ccm_state *st, u64 now, int first)
+{
+	u64 mss = tp->mss_cache;
+
+	ccm_step(sk, tp, st, now, first, (s64)(tp->data_segs_out * mss), (s64)(tp->delivered * mss), (s64)(tp->lost * mss));
+}
+
 static __always_inline void ccm_snapshot(struct tcp_sock *tp, struct ccm_state *st, u64 now)
 {
 	st->snap_us = now;
@@ -146,9 +155,9 @@ void BPF_PROG(%(name)s_init, struct sock *sk)
 		return;
 	if (%(sets_rate)d)
 		sk->sk_pacing_status = SK_PACING_NEEDED;
-	ccm_step(sk, tp, st, tp->tcp_mstamp, 1, (s64)tp->data_segs_out * tp->mss_cache,
-		 (s64)tp->delivered * tp->mss_cache, (s64)tp->lost * tp->mss_cache);
-	ccm_snapshot(tp, st, tp->tcp_mstamp);
+	ccm_step_now(sk, tp, st, tp->tcp_mstamp, 1);
+	if (%(grid)d)
+		ccm_snapshot(tp, st, tp->tcp_mstamp);
 }
 
 SEC("struct_ops")
@@ -177,8 +186,7 @@ void BPF_PROG(%(name)s_cong_control, struct sock *sk, u32 ack, int flag, const s
 	if (%(grid)d)
 		ccm_snapshot(tp, st, now);
 	else if (now - st->step_start_us >= st->rtprop_us)
-		ccm_step(sk, tp, st, now, 0, (s64)tp->data_segs_out * tp->mss_cache, (s64)tp->delivered * tp->mss_cache,
-			 (s64)tp->lost * tp->mss_cache);
+		ccm_step_now(sk, tp, st, now, 0);
 	ccm_apply(sk, tp, st);
 }
 

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import overload
+from typing import Literal, overload
 
 from ccmatic.core.errors import Loc, SpecError
 from ccmatic.core.model import BeliefTimeouts
@@ -50,6 +50,10 @@ def read_age(name: str, lag: int) -> int:
     return lag if name in ("Ld", "timeout") else lag - 1
 
 
+#: where the kernel program's steps begin (docs/export.md, "The step grid and the observations")
+Steps = Literal["ack", "grid"]
+
+
 @dataclass(frozen=True)
 class Settings:
     """What the export fixes: the jitter bound D (steps), the belief timeout period,
@@ -63,7 +67,7 @@ class Settings:
     init_rate_pkts: int = 10
     init_cwnd_pkts: int = 10
     upper: bool = True
-    steps: str = "ack"
+    steps: Steps = "ack"
 
     @property
     def window(self) -> int:

@@ -21,7 +21,7 @@ from pathlib import Path
 from ccmatic.core.processes import alive
 from ccmatic.export import build, trace
 from ccmatic.export.kernel import bpf_source
-from ccmatic.export.program import Settings, generate
+from ccmatic.export.program import Settings, Steps, generate
 from ccmatic.spec.cca import CcaProgram
 from ccmatic.testbed.netns import PREFIX
 
@@ -50,7 +50,7 @@ class Registry:
     names: dict[tuple[str, int, int], str] = field(default_factory=dict)
     workdir: Path | None = None
     trace: bool = False  # keep each program's step trace (ccmatic.export.trace)
-    steps: str = "ack"   # where the programs' steps begin (ccmatic.export.program.Settings)
+    steps: Steps = "ack" # where the programs' steps begin (ccmatic.export.program.Settings)
 
     def kernel_name(self, cca: FlowCca, R: float, say: Callable[[str], None]) -> str:
         """The name a socket selects with TCP_CONGESTION (exporting and registering

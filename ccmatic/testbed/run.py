@@ -19,6 +19,7 @@ from typing import Any
 from ccmatic.core.processes import dead_runs_folders
 from ccmatic.core.source import Source
 from ccmatic.export import build
+from ccmatic.export.program import Steps
 from ccmatic.sim.links import AggKind, Link, LinkKind, RateSchedule
 from ccmatic.sim.records import Flow, SimConfig, SimResult, Topology
 from ccmatic.spec.cca import CcaProgram
@@ -62,7 +63,7 @@ class TestbedConfig:
     mss: int = 1448            # TCP payload per segment (the links' MTU is mss + MTU_OVER_MSS)
     trace: bool = False        # keep the exported CCAs' step traces (TestbedRun.traces)
     quickack: bool = False     # the receiver ACKs every segment (else Linux's delayed ACKs)
-    steps: str = "ack"         # where an exported CCA's steps begin (ccmatic.export.program.Settings)
+    steps: Steps = "ack"       # where an exported CCA's steps begin (ccmatic.export.program.Settings)
     topology: Topology = "dumbbell"
     hops: int = 1              # a parking lot's: flow 0 crosses them all, flow i only hop i
 
