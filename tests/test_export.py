@@ -62,6 +62,8 @@ def test_grid_steps_are_a_setting_of_the_kernel_program(tmp_path: Path) -> None:
     ack = bpf_source(g, Settings(), "ccm_x", None)
     grid = bpf_source(g, Settings(steps="grid"), "ccm_x", None)
     assert "if (0)  /* a boundary passed" in ack and "if (1)  /* a boundary passed" in grid
+    # the grid's send budget per step (docs/export.md), off with ACK-started steps
+    assert "if (0 && st->budget_end)" in ack and "if (1 && st->budget_end)" in grid
     with pytest.raises(ValueError, match="steps must be one of ack, grid"):
         bpf_source(g, Settings(steps="acks"), "ccm_x", None)
     code, out, err = run("export", str(_cca("cc_probe_slow")), "-o", str(tmp_path), "--steps", "grid", "--json")

@@ -29,7 +29,8 @@ KERNEL_STATE = """\
 	u64 snap_us;           /* grid steps: the previous ACK, when, and the counters then */
 	u64 snap_out;
 	u64 snap_delivered;
-	u64 snap_lost;"""
+	u64 snap_lost;
+	u64 budget_end;        /* grid steps: data_segs_out at which the step's sending ends (0: none) */"""
 
 WRAPPER = """\
 char LICENSE[] SEC("license") = "GPL";
@@ -57,11 +58,23 @@ static __always_inline u64 ccm_rtprop(struct tcp_sock *tp)
 
 static __always_inline void ccm_apply(struct sock *sk, struct tcp_sock *tp, struct ccm_state *st)
 {
-	u64 clamp = tp->snd_cwnd_clamp;
+	u64 clamp = tp->snd_cwnd_clamp, w;
 
 	if (st->cwnd_pkts > clamp)
 		st->cwnd_pkts = clamp;
-	tp->snd_cwnd = st->cwnd_pkts;
+	w = st->cwnd_pkts;
+	if (%(grid)d && st->budget_end) {  /* the step's segments are out: send no more in it */
+		s64 flight = (s64)tp->packets_out - tp->sacked_out - tp->lost_out + tp->retrans_out;
+		s64 left = (s64)st->budget_end - tp->data_segs_out;
+
+		if (flight < 0)
+			flight = 0;
+		if (left < 0)
+			left = 0;
+		if ((u64)(flight + left) < w)
+			w = flight + left > 0 ? flight + left : 1;
+	}
+	tp->snd_cwnd = w;
 	if (%(sets_rate)d) {
 		u64 rate = st->pacing_bps;
 
@@ -129,20 +142,53 @@ static __always_inline void ccm_snapshot(struct tcp_sock *tp, struct ccm_state *
  * first ACK past it the step runs on the counters of the ACK before (what the sender
  * knew at b), with the bytes sent by b estimated from the pacing rate since that ACK
  * (a paced sender sends between ACKs without a callback), at most what has been sent
- * by now.  Boundaries missed in a longer gap are skipped: the grid resumes at the last
- * boundary before now. */
+ * by now.  Every boundary passed since that ACK gets its step, up to CCM_CATCH_UP of
+ * them, on the same counters: a step skipped would stretch the CCA's step over two
+ * RTprops.  A longer gap resumes the grid at the last boundary before now.
+ *
+ * A decision made at an ACK after its boundary is late, and the kernel would keep it
+ * until the next step runs, up to an ACK gap after the next boundary.  So that a step
+ * sends what the CCA decided, rate x RTprop, and no more: the rest of the step is
+ * paced faster (at most CCM_PACE_UP_Q4 quarters of the rate; what that cannot send by
+ * the step's end goes out after it, until the next step runs), and the window stops
+ * sending once the step's segments are out (st->budget_end, in data_segs_out). */
+#define CCM_CATCH_UP 4
+#define CCM_PACE_UP_Q4 5
+
 static __always_inline void ccm_grid_step(struct sock *sk, struct tcp_sock *tp, struct ccm_state *st, u64 now)
 {
-	u64 r = st->rtprop_us, b = st->step_start_us + r, mss = tp->mss_cache, sent, est;
+	u64 r = st->rtprop_us, b = st->step_start_us + r, mss = tp->mss_cache, pace = st->pacing_bps;
+	u64 sent = (u64)tp->data_segs_out * mss, est = sent, plan, done;
+	int i;
 
 	if (!r || now < b)
 		return;
-	sent = (u64)tp->data_segs_out * mss;
-	est = st->snap_out * mss + (b > st->snap_us ? st->pacing_bps * (b - st->snap_us) / 1000000 : 0);
-	if (est > sent)
+	for (i = 0; i < CCM_CATCH_UP && b <= now; i++) {
+		est = st->snap_out * mss + (b > st->snap_us ? pace * (b - st->snap_us) / 1000000 : 0);
+		if (est > sent)
+			est = sent;
+		ccm_step(sk, tp, st, st->snap_us, 0, (s64)est, (s64)(st->snap_delivered * mss), (s64)(st->snap_lost * mss));
+		st->step_start_us = b;
+		b += r;
+	}
+	if (b <= now) {  /* a gap of more than CCM_CATCH_UP steps: the step starts now */
+		st->step_start_us = b + (now - b) / r * r;
 		est = sent;
-	ccm_step(sk, tp, st, st->snap_us, 0, (s64)est, (s64)(st->snap_delivered * mss), (s64)(st->snap_lost * mss));
-	st->step_start_us = b + (now - b) / r * r;
+		b = st->step_start_us + r;
+	}
+	if (!%(sets_rate)d)
+		return;
+	plan = st->pacing_bps * r / 1000000;
+	done = sent - est;
+	if (done < plan && b > now) {
+		u64 p = (plan - done) * 1000000 / (b - now), top = st->pacing_bps * CCM_PACE_UP_Q4 / 4;
+
+		if (p > top)
+			p = top;
+		if (p > st->pacing_bps)
+			st->pacing_bps = p;
+	}
+	st->budget_end = (est + plan) / mss + 1;
 }
 
 SEC("struct_ops")
