@@ -24,7 +24,7 @@ import sys
 
 from ccmatic.cli import testbed as cli_testbed
 from ccmatic.cli.main import build_parser
-from ccmatic.testbed.results import HEADERS
+from ccmatic.testbed.results import HEADERS, payload_rate
 from ccmatic.testbed.run import TestbedRun, run
 from ccmatic.testbed.tcpinfo import SAMPLE
 
@@ -65,7 +65,7 @@ def report(r: TestbedRun, C: float, buffer: int, mss: int, R: float, window: tup
     print(f"rebuilt drops {qu.drops[-1]:.0f}, the tbf's {r.bottleneck.get('drops', 0)}")
     steps = next(iter(r.traces.values()))
     t0 = r.samples_t0
-    per_step = C * R * mss / (mss + HEADERS)  # C's payload in bytes per step
+    per_step = payload_rate(C, mss) * R  # C's payload in bytes per step
     secs: dict[int, list[float]] = {}
     for row in steps:
         s = secs.setdefault(int(row["t_s"] - t0), [0.0, 0.0, 0.0])
@@ -93,7 +93,8 @@ def main(argv: list[str]) -> int:
     if len(cfg.flows) != 1 or cfg.flows[0].cca.kernel:
         p.error("one flow of an exported CCA file")
     r = run(dataclasses.replace(cfg, trace=True), lambda line: print(line, file=sys.stderr))
-    window = None if own.window is None else (float(own.window.split(",")[0]), float(own.window.split(",")[1]))
+    lo, _, hi = (own.window or "").partition(",")
+    window = (float(lo), float(hi)) if own.window else None
     report(r, cfg.C, cfg.buffer, cfg.mss, cfg.flows[0].R, window)
     return 0
 

@@ -65,14 +65,13 @@ static __always_inline void ccm_apply(struct sock *sk, struct tcp_sock *tp, stru
 	w = st->cwnd_pkts;
 	if (%(grid)d && st->budget_end) {  /* the step's segments are out: send no more in it */
 		s64 flight = (s64)tp->packets_out - tp->sacked_out - tp->lost_out + tp->retrans_out;
-		s64 left = (s64)st->budget_end - tp->data_segs_out;
+		s64 left = (s64)st->budget_end - tp->data_segs_out, most;
 
-		if (flight < 0)
-			flight = 0;
-		if (left < 0)
-			left = 0;
-		if ((u64)(flight + left) < w)
-			w = flight + left > 0 ? flight + left : 1;
+		most = (flight > 0 ? flight : 0) + (left > 0 ? left : 0);
+		if (most < 1)
+			most = 1;
+		if ((u64)most < w)
+			w = most;
 	}
 	tp->snd_cwnd = w;
 	if (%(sets_rate)d) {
