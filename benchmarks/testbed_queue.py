@@ -10,9 +10,9 @@ flags of ``ccmatic testbed`` (one flow of an exported CCA file):
 
 Prints the rebuilt drops against the ``tbf``'s, then per second the CCA's largest
 c_lo_lambda over C, the rebuilt drops and the steps that probed (rate above 1.5
-c_lo_lambda); with ``--window A,B`` also each step between A and B seconds: its q_hi
-against the rebuilt queue at the step's snapshot, its rate, and the drops in the
-two RTprops that follow."""
+c_lo_lambda); with ``--window A,B`` also each step whose boundary lies between A and B seconds: how
+late the program ran it, its q_hi against the rebuilt queue at the boundary and when
+the decision took effect, its rate, and the drops in the two RTprops that follow."""
 
 from __future__ import annotations
 
@@ -77,11 +77,13 @@ def report(r: TestbedRun, C: float, buffer: int, mss: int, R: float, window: tup
         print(f"{sec:4d} s  c_lo_lambda/C {cl:5.2f}  drops {drops:6.0f}  probes {probes:.0f}/{n:.0f}")
     if window is None:
         return
+    print("boundary (s)  late (ms)  q_hi  queue at boundary / at decision  rate/C  drops in 2 R  (frames)")
     for row in steps:
-        x = row["t_s"] - t0
+        x, ran = row["at_s"] - t0, row["ran_s"] - t0
         if window[0] <= x <= window[1]:
-            print(f"{x:8.3f} s  q_hi {row['q_hi'] / mss:6.1f}  queue {qu.at(qu.q, x):6.1f}  "
-                  f"rate/C {row['rate'] / per_step:5.2f}  drops in 2 R {qu.at(qu.drops, x + 2 * R) - qu.at(qu.drops, x):5.0f}")
+            print(f"{x:8.3f}  {1000 * (ran - x):6.1f}  {row['q_hi'] / mss:6.1f}  {qu.at(qu.q, x):6.1f} / "
+                  f"{qu.at(qu.q, ran):6.1f}  {row['rate'] / per_step:5.2f}  "
+                  f"{qu.at(qu.drops, ran + 2 * R) - qu.at(qu.drops, ran):5.0f}")
 
 
 def main(argv: list[str]) -> int:

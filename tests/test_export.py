@@ -64,6 +64,9 @@ def test_grid_steps_are_a_setting_of_the_kernel_program(tmp_path: Path) -> None:
     assert "if (0)  /* a boundary passed" in ack and "if (1)  /* a boundary passed" in grid
     # the grid's send budget per step (docs/export.md), off with ACK-started steps
     assert "if (0 && st->budget_end)" in ack and "if (1 && st->budget_end)" in grid
+    # grid steps also run on the send path; a rate-only CCA's window is its step budget
+    assert ".min_tso_segs = (void *)ccm_x_min_tso_segs," in grid and "min_tso_segs" not in ack
+    assert "st->cwnd_pkts = (u64)tp->snd_cwnd_clamp;" in grid and "(u64)(2 * rate / " in ack
     with pytest.raises(ValueError, match="steps must be one of ack, grid"):
         bpf_source(g, Settings(steps="acks"), "ccm_x", None)
     code, out, err = run("export", str(_cca("cc_probe_slow")), "-o", str(tmp_path), "--steps", "grid", "--json")

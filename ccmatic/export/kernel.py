@@ -83,8 +83,8 @@ static __always_inline void ccm_apply(struct sock *sk, struct tcp_sock *tp, stru
 	}
 }
 
-static __always_inline void ccm_step(struct sock *sk, struct tcp_sock *tp, struct ccm_state *st, u64 now, int first,
-				     s64 A, s64 S, s64 Ld)
+static __always_inline void ccm_step(struct sock *sk, struct tcp_sock *tp, struct ccm_state *st, u64 now, u64 at,
+				     int first, s64 A, s64 S, s64 Ld)
 {
 	struct ccm_obs o = {};
 	u64 mss = tp->mss_cache, r = ccm_rtprop(tp), last = st->last_rtt_us;
@@ -103,7 +103,7 @@ static __always_inline void ccm_step(struct sock *sk, struct tcp_sock *tp, struc
 	o.mss = (s64)mss;
 	o.second = (s64)((1000000ULL << CCM_SHIFT) / r);
 	ccm_boundary(st, &o, first);
-	st->step_start_us = now;
+	st->step_start_us = at;
 	st->step_rtt_min_us = 0;
 	st->step_rate_max = 0;
 	st->timeout_pending = 0;
@@ -126,7 +126,7 @@ static __always_inline void ccm_step_now(struct sock *sk, struct tcp_sock *tp, s
 {
 	u64 mss = tp->mss_cache;
 
-	ccm_step(sk, tp, st, now, first, (s64)(tp->data_segs_out * mss), (s64)(tp->delivered * mss), (s64)(tp->lost * mss));
+	ccm_step(sk, tp, st, now, now, first, (s64)(tp->data_segs_out * mss), (s64)(tp->delivered * mss), (s64)(tp->lost * mss));
 }
 
 static __always_inline void ccm_snapshot(struct tcp_sock *tp, struct ccm_state *st, u64 now)
@@ -137,37 +137,52 @@ static __always_inline void ccm_snapshot(struct tcp_sock *tp, struct ccm_state *
 	st->snap_lost = tp->lost;
 }
 
-/* Steps on a fixed grid (--steps grid): the boundary b = step_start + RTprop; at the
- * first ACK past it the step runs on the counters of the ACK before (what the sender
- * knew at b), with the bytes sent by b estimated from the pacing rate since that ACK
- * (a paced sender sends between ACKs without a callback), at most what has been sent
- * by now.  Every boundary passed since that ACK gets its step, up to CCM_CATCH_UP of
- * them, on the same counters: a step skipped would stretch the CCA's step over two
- * RTprops.  A longer gap resumes the grid at the last boundary before now.
+/* Steps on a fixed grid (--steps grid): the boundary b = step_start + RTprop.  The
+ * step runs at the first send or ACK past it (the send path's hook below, and
+ * cong_control), on the counters of the last ACK before b (what the sender knew at
+ * b), with the bytes sent by b: what has been sent, when a send runs it (nothing was
+ * sent since b without passing the hook first); at an ACK, what the pacing rate sent
+ * from the last ACK to b (a paced sender sends between ACKs without a callback), at
+ * most what has been sent by now.  Every boundary passed since gets its step, up to
+ * CCM_CATCH_UP of them, on the same counters: a step skipped would stretch the CCA's
+ * step over two RTprops.  A longer gap resumes the grid at the last boundary before now.
  *
- * A decision made at an ACK after its boundary is late, and the kernel would keep it
- * until the next step runs, up to an ACK gap after the next boundary.  So that a step
- * sends what the CCA decided, rate x RTprop, and no more: the rest of the step is
- * paced faster (at most CCM_PACE_UP_Q4 quarters of the rate; what that cannot send by
- * the step's end goes out after it, until the next step runs), and the window stops
- * sending once the step's segments are out (st->budget_end, in data_segs_out). */
+ * A step sends what the CCA decided, rate x RTprop (whole segments, one more at most;
+ * one at least, when a late step finds its bytes already sent), and no more: the
+ * window stops sending once the step's segments are out (st->budget_end, in
+ * data_segs_out), and the pacing rate spreads them over the rest of the step so that
+ * the segment after them is due at the next boundary: Linux arms its pacing timer for
+ * it, and the send it starts runs the next step on time.  A step that runs late sends
+ * its segments faster, at most CCM_PACE_UP_Q4 quarters of the rate and one segment
+ * per step more; what that cannot send by the step's end goes out after it, until the
+ * next step runs. */
 #define CCM_CATCH_UP 4
 #define CCM_PACE_UP_Q4 5
 
-static __always_inline void ccm_grid_step(struct sock *sk, struct tcp_sock *tp, struct ccm_state *st, u64 now)
+/* The window lets a step send one TSO burst (Linux's tcp_tso_autosize: a millisecond
+ * at the pacing rate, sk_pacing_shift 10) beyond its segments: those are due from b
+ * on, so the step's own segments are never held back by the window, whose small
+ * remainder Linux would defer for a bigger burst (tcp_tso_should_defer) until an ACK
+ * comes, with no pacing timer to send at b. */
+static __always_inline u64 ccm_burst(struct ccm_state *st, u64 mss)
+{
+	return (st->pacing_bps >> 10) / mss + 1;
+}
+
+static __always_inline int ccm_grid_step(struct sock *sk, struct tcp_sock *tp, struct ccm_state *st, u64 now,
+					 int sending)
 {
 	u64 r = st->rtprop_us, b = st->step_start_us + r, mss = tp->mss_cache, pace = st->pacing_bps;
-	u64 sent = (u64)tp->data_segs_out * mss, est = sent, plan, done;
+	u64 sent = (u64)tp->data_segs_out * mss, est = sent, plan, left, due;
 	int i;
 
 	if (!r || now < b)
-		return;
+		return 0;
 	for (i = 0; i < CCM_CATCH_UP && b <= now; i++) {
 		est = st->snap_out * mss + (b > st->snap_us ? pace * (b - st->snap_us) / 1000000 : 0);
-		if (est > sent)
+		if (est > sent || sending)
 			est = sent;
-		ccm_step(sk, tp, st, st->snap_us, 0, (s64)est, (s64)(st->snap_delivered * mss), (s64)(st->snap_lost * mss));
-		st->step_start_us = b;
+		ccm_step(sk, tp, st, st->snap_us, b, 0, (s64)est, (s64)(st->snap_delivered * mss), (s64)(st->snap_lost * mss));
 		b += r;
 	}
 	if (b <= now) {  /* a gap of more than CCM_CATCH_UP steps: the step starts now */
@@ -176,20 +191,21 @@ static __always_inline void ccm_grid_step(struct sock *sk, struct tcp_sock *tp, 
 		b = st->step_start_us + r;
 	}
 	if (!%(sets_rate)d)
-		return;
+		return 1;
 	plan = st->pacing_bps * r / 1000000;
-	done = sent - est;
-	if (done < plan && b > now) {
-		u64 p = (plan - done) * 1000000 / (b - now), top = st->pacing_bps * CCM_PACE_UP_Q4 / 4;
+	due = (est + plan) / mss + 1;
+	if (due <= tp->data_segs_out)  /* one segment at least, so that a send comes at b */
+		due = tp->data_segs_out + 1;
+	left = (due - tp->data_segs_out) * mss;
+	if (b > now) {  /* the step's segments spread so that the next one is due at b */
+		u64 p = left * 1000000 / (b - now), top = st->pacing_bps * CCM_PACE_UP_Q4 / 4 + mss * 1000000 / r;
 
-		if (p > top)
-			p = top;
-		if (p > st->pacing_bps)
-			st->pacing_bps = p;
+		st->pacing_bps = p < top ? p : top;
 	}
-	st->budget_end = (est + plan) / mss + 1;
+	st->budget_end = due + ccm_burst(st, mss);
+	return 1;
 }
-
+%(send_hook)s
 SEC("struct_ops")
 void BPF_PROG(%(name)s_init, struct sock *sk)
 {
@@ -215,7 +231,7 @@ void BPF_PROG(%(name)s_cong_control, struct sock *sk, u32 ack, int flag, const s
 	if (!st)
 		return;
 	if (%(grid)d)  /* a boundary passed since the last ACK: its step, on what was known at it */
-		ccm_grid_step(sk, tp, st, now);
+		ccm_grid_step(sk, tp, st, now, 0);
 	if (rs->rtt_us > 0) {
 		st->last_rtt_us = rs->rtt_us;
 		if (!st->step_rtt_min_us || (u64)rs->rtt_us < st->step_rtt_min_us)
@@ -263,8 +279,47 @@ struct tcp_congestion_ops %(name)s = {
 	.set_state = (void *)%(name)s_set_state,
 	.ssthresh = (void *)%(name)s_ssthresh,
 	.undo_cwnd = (void *)%(name)s_undo_cwnd,
-	.name = "%(name)s",
+%(send_op)s	.name = "%(name)s",
 };
+"""
+
+
+#: grid steps on the send path as well (``min_tso_segs``), so that a boundary
+#: passed while the sender sends gets its step at the next send, not at the next ACK
+SEND_HOOK = """
+/* Grid steps on the send path: tcp_write_xmit asks for the smallest TSO burst before
+ * it sends anything (on every paced send, and after every ACK), with tcp_mstamp just
+ * refreshed.  A boundary passed since the last send or ACK gets its step here, at
+ * most a pacing gap late rather than an ACK gap, with A what has been sent: nothing
+ * was sent since the boundary without passing here first (retransmissions aside).
+ * The answer, 1 (Linux's default is net.ipv4.tcp_min_tso_segs = 2), lets a slow step
+ * send single segments, as BBR does below 1.2 Mbit/s: a window of one segment would
+ * otherwise be deferred. */
+SEC("struct_ops")
+u32 BPF_PROG(%(name)s_min_tso_segs, struct sock *sk)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct ccm_state *st = bpf_sk_storage_get(&%(name)s_st, sk, 0, 0);
+
+	u64 now = tp->tcp_mstamp, b;
+
+	if (!st)
+		return 1;
+	if (ccm_grid_step(sk, tp, st, now, 1)) {
+		ccm_apply(sk, tp, st);
+		return 1;
+	}
+	b = st->step_start_us + st->rtprop_us;
+	if (%(sets_rate)d && st->budget_end && tp->data_segs_out >= st->budget_end && st->rtprop_us && b > now) {
+		/* Linux sent the step's last segment early (its pacing shortens the gap after a
+		 * late send by up to half), so its timer fired before b: one segment more,
+		 * paced so that the send after it, due at b, runs the step */
+		st->pacing_bps = (u64)tp->mss_cache * 1000000 / (b - now) + 1;
+		st->budget_end = tp->data_segs_out + 1 + ccm_burst(st, tp->mss_cache);
+		ccm_apply(sk, tp, st);
+	}
+	return 1;
+}
 """
 
 
@@ -281,17 +336,23 @@ def bpf_source(g: Generated, s: Settings, name: str, rtprop_us: int | None, trac
     rate = "rate = st->o_rate[0];" if "rate" in outs else ""
     cwnd = "cwnd = st->o_cwnd[0];" if "cwnd" in outs else ""
     mss_fx = "((s64)mss << CCM_SHIFT)"
-    # without a window the rate alone limits sending: two steps' worth of packets, and 4
-    cwnd_pkts = (f"(u64)(cwnd / {mss_fx})" if "cwnd" in outs else f"(u64)(2 * rate / {mss_fx}) + 4")
+    # without a window the rate alone limits sending: two steps' worth of packets, and 4;
+    # on the grid the step's budget alone (ccm_apply), as in the model: a window from the
+    # rate of a step would hold back its few segments behind a faster step's flight
+    cwnd_pkts = (f"(u64)(cwnd / {mss_fx})" if "cwnd" in outs else
+                 "(u64)tp->snd_cwnd_clamp" if s.steps == "grid" else f"(u64)(2 * rate / {mss_fx}) + 4")
     head = ("#include \"vmlinux.h\"\n#include <bpf/bpf_helpers.h>\n#include <bpf/bpf_tracing.h>\n\n"
             "")
     body = program(g, s, KERNEL_STATE)
     traced = {"trace_def": "", "trace_start": "", "trace_call": ""} if trace is None else {
         "trace_def": "\n" + c_source(trace),
         "trace_start": f"\tu64 step_us = {'r' if s.steps == 'grid' else 'now - st->step_start_us'};\n",
-        "trace_call": "\tccm_trace_step(sk, st, now, step_us, rate);\n"}
+        "trace_call": "\tccm_trace_step(sk, st, now, at, step_us, rate);\n"}
     if s.steps not in STEPS:
         raise ValueError(f"steps must be one of {', '.join(STEPS)}, not {s.steps!r}")
+    grid = s.steps == "grid"
+    hooks = {"send_hook": SEND_HOOK % {"name": name, "sets_rate": int(g.sets_rate)} if grid else "",
+             "send_op": f"\t.min_tso_segs = (void *){name}_min_tso_segs,\n" if grid else ""}
     return head + body + "\n" + WRAPPER % {"name": name, "rtprop": rtprop_us or 0, "sets_rate": int(g.sets_rate),
-                                           "grid": int(s.steps == "grid"), "rate": rate, "cwnd": cwnd,
-                                           "cwnd_pkts": cwnd_pkts, **traced}
+                                           "grid": int(grid), "rate": rate, "cwnd": cwnd,
+                                           "cwnd_pkts": cwnd_pkts, **traced, **hooks}

@@ -2,7 +2,10 @@
 from outside (``ccmatic testbed --trace-cca``, docs/testbed.md).
 
 With a trace, the program keeps its last :data:`ENTRIES` steps (of all its sockets)
-in an array map, a record per step: when it ran and how long the step had lasted,
+in an array map, a record per step: when its counters were read (``t_us``), the time
+the step stands for (``at_us``: the same for steps started by an ACK, the grid's
+boundary for ``--steps grid``, whose counters are the last ACK's before it), when the
+program ran it and its decisions took effect (``ran_us``), how long the step had lasted,
 the flow (its destination port), the observations A, S, Ld and the RTT sample, the
 delay bounds and beliefs it derived, and the rate, window and pacing rate it set.
 A second map counts the steps (an atomic add, which needs ``clang -mcpu=v3``).
@@ -27,7 +30,7 @@ PLAIN = ("cwnd_pkts", "pacing_bps")
 
 C_SOURCE = """\
 struct ccm_trace {
-	u64 t_us, port, k, step_us;
+	u64 t_us, at_us, ran_us, port, k, step_us;
 	s64 %(fixed)s;
 	u64 %(plain)s;
 };
@@ -46,7 +49,8 @@ struct {
 	__type(value, u64);
 } %(count)s SEC(".maps");
 
-static __always_inline void ccm_trace_step(struct sock *sk, struct ccm_state *st, u64 now, u64 step_us, s64 rate)
+static __always_inline void ccm_trace_step(struct sock *sk, struct ccm_state *st, u64 now, u64 at, u64 step_us,
+					   s64 rate)
 {
 	u32 z = 0, i;
 	u64 *n = bpf_map_lookup_elem(&%(count)s, &z);
@@ -59,6 +63,8 @@ static __always_inline void ccm_trace_step(struct sock *sk, struct ccm_state *st
 	if (!e)
 		return;
 	e->t_us = now;
+	e->at_us = at;
+	e->ran_us = ((struct tcp_sock *)sk)->tcp_mstamp;
 	e->port = sk->__sk_common.skc_dport;
 	e->k = st->k;
 	e->step_us = step_us;
@@ -106,7 +112,8 @@ def read(tag: str) -> list[dict[str, float]]:
     kept = [entries[i % ENTRIES] for i in range(max(0, n - ENTRIES), n)]
     rows = []
     for e in kept:
-        row = {"t_s": int(e["t_us"]) / 1e6, "port": socket.ntohs(int(e["port"]) & 0xFFFF), "k": int(e["k"]),
+        row = {"t_s": int(e["t_us"]) / 1e6, "at_s": int(e["at_us"]) / 1e6, "ran_s": int(e["ran_us"]) / 1e6,
+               "port": socket.ntohs(int(e["port"]) & 0xFFFF), "k": int(e["k"]),
                "step_s": int(e["step_us"]) / 1e6}
         row |= {f: int(e[f]) / ONE for f in FIXED}
         row |= {f: int(e[f]) for f in PLAIN}
