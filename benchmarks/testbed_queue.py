@@ -10,9 +10,10 @@ flags of ``ccmatic testbed`` (one flow of an exported CCA file):
 
 Prints the rebuilt drops against the ``tbf``'s, then per second the CCA's largest
 c_lo_lambda over C, the rebuilt drops and the steps that probed (rate above 1.5
-c_lo_lambda); with ``--window A,B`` also each step whose boundary lies between A and B seconds: how
-late the program ran it, its q_hi against the rebuilt queue at the boundary and when
-the decision took effect, its rate, and the drops in the two RTprops that follow."""
+c_lo_lambda); with ``--window A,B`` also each step whose boundary lies between A and
+B seconds: how late the program ran it, its q_hi against the rebuilt queue at the
+boundary and when the decision took effect, its rate, and the drops in the two
+RTprops that follow."""
 
 from __future__ import annotations
 

@@ -506,7 +506,8 @@ def test_a_step_trace_is_read_in_order_and_in_units(monkeypatch: pytest.MonkeyPa
     n = trace.ENTRIES + 3  # the array wrapped: the oldest 3 were overwritten
     recs = [{f: 0 for f in fields} for _ in range(trace.ENTRIES)]
     for i in range(n):
-        recs[i % trace.ENTRIES] |= {"t_us": 1000 * i, "at_us": 1000 * i + 7, "ran_us": 1000 * i + 9, "port": socket.htons(5201), "k": i, "rate": 3 * 65536}
+        recs[i % trace.ENTRIES] |= {"t_us": 1000 * i, "at_us": 1000 * i + 7, "ran_us": 1000 * i + 9,
+                                    "port": socket.htons(5201), "k": i, "rate": 3 * 65536}
 
     def dump(name: str) -> list[dict[str, object]]:
         if name.startswith("tn"):
@@ -522,24 +523,26 @@ def test_a_step_trace_is_read_in_order_and_in_units(monkeypatch: pytest.MonkeyPa
         trace.map_names("1234567890_1234")
 
 
-def _c_lo_lambda_over_C(trace_csv: Path, doc: dict[str, object]) -> float:
-    """The largest c_lo_lambda a traced run's program held after the warm-up, over C."""
+def _after_warmup(trace_csv: Path, doc: dict[str, object], column: str) -> list[float]:
+    """A column of a traced run's steps after the warm-up."""
     cfg = doc["config"]
     assert isinstance(cfg, dict)
     rows = list(csv.DictReader(trace_csv.open()))
     t0 = float(rows[0]["time_s"])
-    late = [float(r["c_lo_lambda_Bps"]) for r in rows if float(r["time_s"]) - t0 >= cfg["warmup_s"]]
-    return max(late) / float(cfg["C_payload_bytes_per_s"])
+    return [float(r[column]) for r in rows if float(r["time_s"]) - t0 >= cfg["warmup_s"]]
+
+
+def _c_lo_lambda_over_C(trace_csv: Path, doc: dict[str, object]) -> float:
+    """The largest c_lo_lambda a traced run's program held after the warm-up, over C."""
+    cfg = doc["config"]
+    assert isinstance(cfg, dict)
+    return max(_after_warmup(trace_csv, doc, "c_lo_lambda_Bps")) / float(cfg["C_payload_bytes_per_s"])
 
 
 def _median_lateness_ms(trace_csv: Path, doc: dict[str, object]) -> float:
     """The median delay, after the warm-up, from a step's boundary to the program's
     running it (the trace's late_s), in ms."""
-    cfg = doc["config"]
-    assert isinstance(cfg, dict)
-    rows = list(csv.DictReader(trace_csv.open()))
-    t0 = float(rows[0]["time_s"])
-    late = sorted(float(r["late_s"]) for r in rows if float(r["time_s"]) - t0 >= cfg["warmup_s"])
+    late = sorted(_after_warmup(trace_csv, doc, "late_s"))
     return 1000 * late[len(late) // 2]
 
 

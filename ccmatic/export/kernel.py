@@ -300,7 +300,6 @@ u32 BPF_PROG(%(name)s_min_tso_segs, struct sock *sk)
 {
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
 	struct ccm_state *st = bpf_sk_storage_get(&%(name)s_st, sk, 0, 0);
-
 	u64 now = tp->tcp_mstamp, b;
 
 	if (!st)

@@ -1,8 +1,9 @@
 """``testbed --trace-cca``: the exported CCAs' step traces (:mod:`ccmatic.export.trace`)
 as one CSV, a row per step of a flow, in the flows' own units: times in seconds from
 the flow's first step (``time_s`` when the step's counters were read, ``at_s`` the
-time the step stands for, ``late_s`` how long after it the program ran the step), bytes, steps (RTT and delay bounds), and rates in bytes per
-second (a belief or rate in bytes per step over the flow's RTprop)."""
+time the step stands for, ``late_s`` how long after it the program ran the step),
+bytes, steps (RTT and delay bounds), and rates in bytes per second (a belief or rate
+in bytes per step over the flow's RTprop)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from ccmatic.core.files import atomic_write
 from ccmatic.testbed.run import TestbedConfig, TestbedRun
 
 PER_STEP = ("c_lo", "c_hi", "c_lo_lambda", "rate")
-COLUMNS = ("flow", "cca", "k", "time_s", "at_s", "late_s", "step_s", "A_B", "S_B", "Ld_B", "rtt_steps", "qdel_lo_steps",
-           "qdel_hi_steps", "c_lo_Bps", "c_hi_Bps", "c_lo_lambda_Bps", "q_hi_B", "rate_Bps", "cwnd_pkts",
-           "pacing_Bps")
+COLUMNS = ("flow", "cca", "k", "time_s", "at_s", "late_s", "step_s", "A_B", "S_B", "Ld_B", "rtt_steps",
+           "qdel_lo_steps", "qdel_hi_steps", "c_lo_Bps", "c_hi_Bps", "c_lo_lambda_Bps", "q_hi_B", "rate_Bps",
+           "cwnd_pkts", "pacing_Bps")
 
 
 def write_trace(r: TestbedRun, cfg: TestbedConfig, path: Path) -> None:
