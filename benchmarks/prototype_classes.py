@@ -11,15 +11,19 @@ queries/table4_1/G7-arbitrary.toml --json`` (or a variant of the row).  Nothing 
 prototype is imported: its log is read as text.
 
 The G5 rows' runs are ``outputs/nsdi24-fall/ideal/ideal-{inf_buffer,small_fixed_buffer,
-dynamic_buffer}-T=3-2expr-D=0*.txt`` in the same repository.
+dynamic_buffer}-T=3-2expr-D=0*.txt`` in the same repository; G6's is
+``outputs/nsdi24-fall/cbrdelay/cbrdelay-dynamic_buffer-T=7-2expr-no_large_loss_ever-
+with-bq2-in-condexpr.txt`` (20 solutions, 19,332 s), against ``ccmatic synth
+queries/table4_1/G6-prototype.toml --json``.
 
 The prototype prints each candidate and each proved solution in the shape of
-``templates/tpl_ccac_4expr_nested.cca`` (three conditions, four leaves) or
-``templates/tpl_ccac_2expr.cca`` (one condition, two leaves); ``min_c`` is c_lo,
-``max_c`` c_hi, ``min_qdel`` qdel_lo, ``alpha`` MSS/R, and an empty leaf is rate 0.  A
-*class* is the coefficients on the terms that vary (c_lo, c_hi, qdel_lo in the
-conditions, c_lo in the leaves): §4.2.1's rule, which both tools block with a
-solution.  For each
+``templates/tpl_ccac_4expr_nested.cca`` (three conditions, four leaves),
+``templates/tpl_ccac_2expr.cca`` (one condition, two leaves) or, on CBR-delay,
+``templates/tpl_cbr_prototype.cca``; ``min_c`` is c_lo, ``max_c`` c_hi, ``min_qdel``
+qdel_lo, ``alpha`` MSS/R, ``min_c_lambda`` c_lo_lambda, ``bq_belief`` q_hi, and an
+empty leaf is rate 0.  A *class* is the coefficients on the terms that vary (c_lo,
+c_hi, qdel_lo, q_hi in the conditions; c_lo, or c_lo_lambda and q_hi, in the leaves):
+§4.2.1's rule, which both tools block with a solution.  For each
 of ccmatic's solutions the script prints whether its class is one of the prototype's
 solutions, how many of the prototype's candidates fell in the class (each refuted by a
 counterexample, or the solution), and the iteration at which the prototype proposed
@@ -36,8 +40,10 @@ from fractions import Fraction
 from pathlib import Path
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-TERM = re.compile(r"(-?[0-9]+(?:/[0-9]+)?)(min_c|max_c|min_qdel|alpha|R)\b")
-COND_TERMS = {"min_c": 1, "max_c": 2, "min_qdel": 3, "R": 4, "alpha": 5}
+TERM = re.compile(r"(-?[0-9]+(?:/[0-9]+)?)(min_c_lambda|min_c|max_c|min_qdel|bq_belief|alpha|R)\b")
+#: condition terms -> hole numbers (templates/tpl_ccac_*.cca; tpl_cbr_prototype.cca adds bq_belief as a6)
+COND_TERMS = {"min_c": 1, "max_c": 2, "min_qdel": 3, "R": 4, "alpha": 5, "bq_belief": 6}
+VARYING = ("min_c", "max_c", "min_qdel", "bq_belief")
 CONDITIONS = {1: "a", 3: "acd"}  # the templates: number of conditions -> their hole prefixes
 
 Holes = dict[str, Fraction]
@@ -48,9 +54,10 @@ def linear(text: str) -> dict[str, Fraction]:
     return {var: Fraction(coef) for coef, var in TERM.findall(text.replace(" ", ""))}
 
 
-def to_holes(lines: list[str]) -> Holes:
+def to_holes(lines: list[str], cbr: bool = False) -> Holes:
     """The lines after 'r_f = max alpha,' (1 condition and 2 leaves, or 3 and 4) as
-    template holes."""
+    template holes; ``cbr``: the CBR-delay template (leaves over min_c_lambda and
+    bq_belief, a condition over bq_belief as well)."""
     conds = [linear(t[t.index("(") + 1:t.rindex(">")]) for t in (s.strip() for s in lines) if t.startswith("if (")]
     leaves = [linear(t) for t in (s.strip() for s in lines) if not t.startswith(("if (", "else:"))]
     if len(conds) not in CONDITIONS or len(leaves) != len(conds) + 1:
@@ -59,9 +66,12 @@ def to_holes(lines: list[str]) -> Holes:
     h: Holes = {}
     for p, cond in zip(CONDITIONS[len(conds)], conds):
         for term, k in COND_TERMS.items():
-            h[f"{p}{k}"] = cond.get(term, Fraction(0))
+            if cbr or term != "bq_belief":
+                h[f"{p}{k}"] = cond.get(term, Fraction(0))
     for n, leaf in enumerate(leaves):
-        h[f"b{n}"] = leaf.get("min_c", Fraction(0))
+        h[f"b{n}"] = leaf.get("min_c_lambda" if cbr else "min_c", Fraction(0))
+        if cbr:
+            h[f"q{n}"] = leaf.get("bq_belief", Fraction(0))
         h[f"k{n}"] = leaf.get("alpha", Fraction(0))
     return h
 
@@ -69,6 +79,7 @@ def to_holes(lines: list[str]) -> Holes:
 def read_log(path: Path) -> list[tuple[int, str, Holes]]:
     """(iteration, 'candidate' | 'solution', holes) for every CCA the log prints."""
     text = ANSI.sub("", path.read_text()).splitlines()
+    cbr = any("min_c_lambda" in line for line in text)
     out: list[tuple[int, str, Holes]] = []
     iteration, i = 0, 0
     while i < len(text):
@@ -83,29 +94,31 @@ def read_log(path: Path) -> list[tuple[int, str, Holes]]:
         j = i + 2
         while j < len(text) and not text[j].startswith("["):
             j += 1
-        out.append((iteration, kind, to_holes(text[i + 2:j])))
+        out.append((iteration, kind, to_holes(text[i + 2:j], cbr)))
         i = j
     return out
 
 
 def class_of(h: Holes) -> tuple[Fraction, ...]:
     """The coefficients of the varying terms, in a fixed order for either template."""
-    varying = [k for term, k in COND_TERMS.items() if term in ("min_c", "max_c", "min_qdel")]
+    varying = [k for term, k in COND_TERMS.items() if term in VARYING]
     conds = [f"{p}{k}" for p in CONDITIONS[3] for k in varying if f"{p}{k}" in h]
-    return tuple(h[k] for k in conds + sorted(k for k in h if k.startswith("b")))
+    return tuple(h[k] for k in conds + sorted(k for k in h if k.startswith(("b", "q"))))
 
 
 def describe(h: Holes) -> str:
     """The CCA in the template's words, e.g. '[-3/2c_lo+c_hi] ? ([qdel_lo] ? c_lo : 2c_lo) : (...)'."""
-    names = ("c_lo", "c_hi", "qdel_lo", "R", "MSS/R")
+    names = ("c_lo", "c_hi", "qdel_lo", "R", "MSS/R", "q_hi/R")
+    base = "c_lo_lambda" if "q0" in h else "c_lo"
 
     def cond(p: str) -> str:
-        terms = [f"{h[f'{p}{k}']}{n}" for k, n in enumerate(names, 1) if h[f"{p}{k}"] != 0]
+        terms = [f"{h[f'{p}{k}']}{n}" for k, n in enumerate(names, 1) if h.get(f"{p}{k}", 0) != 0]
         return "+".join(terms).replace("+-", "-") or "0"
 
     def leaf(n: int) -> str:
-        b, k = h[f"b{n}"], h[f"k{n}"]
-        return "+".join(t for t in (f"{b}c_lo" if b else "", f"{k}MSS/R" if k else "") if t).replace("+-", "-") or "0"
+        b, q, k = h[f"b{n}"], h.get(f"q{n}", Fraction(0)), h[f"k{n}"]
+        terms = (f"{b}{base}" if b else "", f"{q}q_hi/R" if q else "", f"{k}MSS/R" if k else "")
+        return "+".join(t for t in terms if t).replace("+-", "-") or "0"
 
     if "c1" not in h:
         return f"[{cond('a')}] ? {leaf(0)} : {leaf(1)}"

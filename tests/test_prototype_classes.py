@@ -75,3 +75,39 @@ def test_a_log_of_another_template_is_one_error_line(tmp_path: Path) -> None:
     assert p.returncode == 2
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and "error: neither the 2-expression nor the nested 4-expression template" in lines[0]
+
+
+LOG_CBR = """\
+[09/13 16:07:17]  Iteration: 1 (0 solution, 0 counterexamples)
+[09/13 16:07:17]  Candidate solution:\x20
+r_f = max alpha,
+if (+ -1alpha + 1bq_belief > 0):
+    + -1bq_belief
+else:
+    + 1alpha + 3min_c_lambda
+[09/13 16:07:19]  Proved solution:\x20
+r_f = max alpha,
+if (+ -1alpha + 1bq_belief > 0):
+    + -1bq_belief
+else:
+    + 1alpha + 3min_c_lambda
+[09/13 16:07:20]  Took 3.0 secs.
+"""
+
+
+def cbr_holes(a6: str, a5: str, leaves: tuple[str, ...]) -> dict[str, str]:
+    a = {"a1": "0", "a2": "0", "a3": "0", "a4": "0", "a5": a5, "a6": a6}
+    return a | dict(zip(("b0", "q0", "k0", "b1", "q1", "k1"), leaves))
+
+
+def test_cbr_classes_count_the_queue_bound_and_ignore_constants(tmp_path: Path) -> None:
+    # the prototype's solution with -MSS/R added to its drain: the same class; with the
+    # condition's q_hi coefficient doubled, or the drain without -q_hi/R, another class
+    same = cbr_holes("1", "-1", ("0", "-1", "-1", "3", "0", "1"))
+    doubled = cbr_holes("2", "-2", ("0", "-1", "0", "3", "0", "1"))
+    no_q = cbr_holes("1", "-1", ("0", "0", "0", "3", "0", "1"))
+    p = run(tmp_path, LOG_CBR, [same, doubled, no_q])
+    assert p.returncode == 0, p.stderr
+    assert "`[-1MSS/R+1q_hi/R] ? -1q_hi/R-1MSS/R : 3c_lo_lambda+1MSS/R` | yes | 1 |" in p.stdout
+    assert ("1 of ccmatic's 3 classes are prototype solutions' classes; 2 were never proposed by the "
+            "prototype; 0 of the prototype's 1 solution classes are not among ccmatic's") in p.stdout

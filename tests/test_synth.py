@@ -359,3 +359,32 @@ def test_g7_large_noloss_counts_the_prototypes_large_loss(tmp_path: Path, excuse
     q = load_query(qfile, lib, load_objectives(lib))
     rep = verify(_with_cca(q, cca), RunOptions(300, 0))
     assert rep.verdict == verdict
+
+
+G6_PROTOTYPE_SOLUTION_0 = """# the thesis prototype's first G6 solution (its published run lists 20)
+if q_hi - MSS > 0:
+    rate = -q_hi / R
+else:
+    rate = 3 * c_lo_lambda + MSS / R
+rate = max(rate, MSS / R)
+"""
+
+
+@pytest.mark.parametrize(("divisor", "row", "verdict"), [
+    ("reference", "G6-prototype", "proved"), ("text", "G6-prototype", "counterexample"),
+    ("reference", "G6", "counterexample"), ("text", "G6", "counterexample")])
+def test_g6_prototype_solution_needs_its_divisor_and_its_objectives(tmp_path: Path, divisor: str, row: str,
+                                                                    verdict: str) -> None:
+    """The prototype's G6 solutions probe at 3 c_lo_lambda + MSS/R. With its c_lo_lambda
+    (a window's bytes over R + D + 1) that is the last window's sending rate plus an MSS
+    per RTprop, and with its objectives (10% utilization, no step loses more than
+    (T - 1) MSS unless the trace ramps down) it is proved; with Eq. 4.2.2's divisor
+    R + D it probes at 1.5 times that rate, and with the text's objectives (30%, 3 MSS
+    unless the rate rose) the drains it forces or the losses of its probes fail
+    (docs/performance.md, what the counts mean)."""
+    q = _query(row)
+    assert q.model.c_lo_lambda_divisor == ("reference" if row == "G6-prototype" else "text")
+    cca = tmp_path / "prototype_g6_0.cca"
+    cca.write_text(G6_PROTOTYPE_SOLUTION_0)
+    rep = verify(_with_model(_with_cca(q, cca), c_lo_lambda_divisor=divisor), RunOptions(300, 0))
+    assert rep.verdict == verdict

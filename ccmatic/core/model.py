@@ -85,6 +85,10 @@ class ModelConfig:
     mss_max_bdp: Fraction | None = None
     qdel_prehistory: Literal["free", "hidden"] = "hidden"
     belief_evidence: Literal["sound", "reference"] = "sound"
+    #: what c_lo_lambda divides a send window's bytes by: ``text``, R + D (Eq. 4.2.2);
+    #: ``reference``, R + D + 1, the Table 4.1 tool's (a weaker lower bound on C;
+    #: docs/semantics.md, Table 4.1 settings)
+    c_lo_lambda_divisor: Literal["text", "reference"] = "text"
     qdel_growth: Literal["fresh", "always"] = "fresh"
     loss_detection: Literal["dupack", "oracle"] = "dupack"
     belief_timeouts: BeliefTimeouts | None = None
@@ -102,6 +106,11 @@ class ModelConfig:
     #: each flow's propagation delay (RTprop), in steps (thesis Fig. 2.1: 10, 20 and
     #: 30 ms); None: R for every flow.  A CCA's R is its own flow's.
     rtprop: tuple[int, ...] | None = None
+
+    @property
+    def lambda_extra(self) -> int:
+        """Steps c_lo_lambda's divisor adds to R + D (0, or 1 for the tool's)."""
+        return 1 if self.c_lo_lambda_divisor == "reference" else 0
 
     @property
     def bdp(self) -> Fraction:

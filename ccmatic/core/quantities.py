@@ -115,6 +115,8 @@ PARAMETERS: dict[str, Parameter] = {p.name: p for p in (
     Parameter("D", SECONDS, True, False, "the jitter bound, in steps"),
     Parameter("Dmax", SECONDS, False, False, "the network's largest per-flow jitter, in steps (D unless "
               "the model sets jitter; queries only)", "a CCA assumes the jitter bound D"),
+    Parameter("Dlambda", SECONDS, False, False, "what c_lo_lambda divides by, less R: D, or D + 1 with "
+              "c_lo_lambda_divisor = \"reference\" (queries only)", "a CCA reads c_lo_lambda itself"),
     Parameter("T", SECONDS, True, False, "the horizon: steps 0..T−1"),
     Parameter("MSS", BYTES, True, True, "the smallest send quantum (CCAC's alpha)"),
     Parameter("C0", BYTES, False, True, "the token offset T_A(0)",

@@ -25,8 +25,8 @@ class Initial:
 
     * ``beliefs_consistent``: for every flow and every belief family the scenario
       uses, the beliefs bound the link: MSS ≤ c_lo ≤ C ≤ c_hi (Eq. 4.1.2), and
-      c_lo_lambda ≤ C, C·R + β ≥ c_lo_lambda·(R + D), q_hi ≥ the bottleneck queue
-      (§4.2.2.1, Eq. 4.2.3);
+      c_lo_lambda ≤ C, C·R + β ≥ c_lo_lambda·(R + D) (+ 1 with the Table 4.1 tool's
+      divisor), q_hi ≥ the bottleneck queue (§4.2.2.1, Eq. 4.2.3);
     * ``no_initial_loss``: no undetected loss, L = Ld for every flow (at step 0 both
       are 0: the curves are shift invariant).
     """

@@ -258,7 +258,7 @@ def cbr_beliefs(tr: SymbolicTrace) -> Constraints:
         out.add("c_lo_lambda t=0", cl[0] >= 0, qh[0] >= 0)
         series = _flow(tr, f, None)
         for en in range(1, tr.T):
-            beliefs.cbr_lambda_step(Z3, names, series, cl, en, m.flow_R(f), m.D, f)
+            beliefs.cbr_lambda_step(Z3, names, series, cl, en, m.flow_R(f), m.D, f, m.lambda_extra)
         for t in range(1, tr.T):
             beliefs.q_hi_step(Z3, names, series, cl, qh, t, m.flow_R(f), f)
         cl_all.append(cl)

@@ -131,13 +131,14 @@ def initial_conditions(tr: SymbolicTrace, initial: Initial, t: int) -> Constrain
 
 def cbr_consistent(tr: SymbolicTrace, t: int) -> z3.BoolRef:
     """CBR-delay beliefs are consistent (§4.2.2.1): C ≥ c_lo_lambda, the buffer belief
-    of Eq. 4.2.3, C·R + β ≥ c_lo_lambda·(R + D), and q_hi ≥ the queue."""
+    of Eq. 4.2.3, C·R + β ≥ c_lo_lambda·(R + D) (R + D + 1 with the tool's divisor), and
+    q_hi ≥ the queue."""
     m = tr.model
     out = []
     for f in range(tr.N):
         cl, qh = tr.derived["c_lo_lambda"][f][t], tr.derived["q_hi"][f][t]
         c = [cl <= tr.C, qh >= tr.bq(t)]
         if tr.buffer is not None:
-            c.append(tr.C * m.R + tr.buffer >= cl * (m.R + m.D))
+            c.append(tr.C * m.R + tr.buffer >= cl * (m.R + m.D + m.lambda_extra))
         out.append(z3.And(*c))
     return z3.And(*out)

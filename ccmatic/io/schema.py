@@ -199,6 +199,8 @@ MODEL = Schema("model file, and a query's or proof's [model_params]", (
           "delay buckets of bytes sent before the trace", choice("free", "hidden")),
     Field("belief_evidence", "string", "\"sound\", \"reference\"", "\"sound\"", "evidence that a step was utilized",
           choice("sound", "reference")),
+    Field("c_lo_lambda_divisor", "string", "\"text\", \"reference\"", "\"text\"",
+          "c_lo_lambda's divisor: R + D (Eq. 4.2.2) or R + D + 1 (the Table 4.1 tool's)", choice("text", "reference")),
     Field("qdel_growth", "string", "\"fresh\", \"always\"", "\"fresh\"", "when the one-step delay growth rule binds",
           choice("fresh", "always")),
     Field("loss_detection", "string", "\"dupack\", \"oracle\"", "\"dupack\"",

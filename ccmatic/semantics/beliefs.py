@@ -301,15 +301,16 @@ def _joined(d: Domain[V], names: Namer[V], name: str, TO: V | bool, reset: V | N
 # -- CBR-delay beliefs ---------------------------------------------------------------
 
 def cbr_lambda_step(d: Domain[V], names: Namer[V], v: FlowSeries[V], cl: list[V], en: int, R: int, D: int,
-                    f: int) -> None:
+                    f: int, extra: int = 0) -> None:
     """Append c_lo_lambda(en) (en ≥ 1): the window (s, s+R] with s + R + D = en counts
-    if all its bytes were serviced by en and none was lost (Eq. 4.2.2)."""
+    if all its bytes were serviced by en and none was lost (Eq. 4.2.2); its bytes are
+    divided by R + D + ``extra`` (1: the Table 4.1 tool's divisor, a weaker bound)."""
     cands = [cl[en - 1]]
     s = en - R - D
     if s >= 0:
         ok = d.and_([d.ge(v.S[s + R + D], d.sub(v.A[s + R], v.L[s + R])), d.eq(v.L[s + R], v.L[s])])
         if d.decide(ok) is not False:
-            cands.append(d.ite(ok, d.div(d.sub(v.A[s + R], v.A[s]), d.num(Fraction(R + D))), cl[en - 1]))
+            cands.append(d.ite(ok, d.div(d.sub(v.A[s + R], v.A[s]), d.num(Fraction(R + D + extra))), cl[en - 1]))
     cl.append(names.extremum(f"c_lo_lambda_{f},{en}", "max", cands, "Eq. 4.2.2 c_lo_lambda"))
 
 

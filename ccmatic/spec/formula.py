@@ -77,7 +77,7 @@ class QueryScope(BaseScope):
         loc = self.source.node_loc(node)
         if ident == "C":
             return Typed.num(m.C, RATE)
-        if ident in ("R", "D", "T", "Dmax"):
+        if ident in ("R", "D", "T", "Dmax", "Dlambda"):
             return Typed.num(Fraction(self.int_name(ident) or 0), SECONDS)
         if ident == "N":
             return Typed.num(Fraction(ctx.N), COUNT)
@@ -144,7 +144,8 @@ class QueryScope(BaseScope):
 
     def int_name(self, ident: str) -> int | None:
         m = self.ctx.model
-        return {"T": self.ctx.T, "R": m.R, "D": m.D, "Dmax": m.net_D, "N": self.ctx.N}.get(ident)
+        return {"T": self.ctx.T, "R": m.R, "D": m.D, "Dmax": m.net_D, "Dlambda": m.D + m.lambda_extra,
+                "N": self.ctx.N}.get(ident)
 
 
 def _topology_only(family: str, m: ModelConfig) -> tuple[str, str] | None:
